@@ -1,0 +1,158 @@
+//! AVX2 kernels (x86-64).
+//!
+//! Blocked probes: the 16 32-bit words of a 512-bit block sit in two registers; eight probes
+//! are computed at once (`h * C^(j+1)`, top 9 bits), their words fetched with
+//! `vpermd` from both halves and blended, and tested with one `vptest`. Split-block probes:
+//! one multiply by the eight salts, `>> 27`, `1 << x` per lane, one `vptest`.
+
+use super::{Backend, Kernel};
+use crate::block::{Block256, Block512, BLOCKED_POWERS, SPLIT_SALTS};
+use core::arch::x86_64::*;
+
+/// The AVX2 kernel.
+pub(crate) struct Avx2;
+
+/// Probe positions `j0..j0+8` of `h32` (each in 0..512) as eight 32-bit lanes.
+#[inline(always)]
+unsafe fn positions8(h32: u32, j0: usize) -> __m256i {
+    // SAFETY: `j0 + 8 <= 64 = BLOCKED_POWERS.len()` (callers step j0 by 8 below k <= 64);
+    // unaligned loads are allowed; the caller guarantees AVX2.
+    unsafe {
+        let pows = _mm256_loadu_si256(BLOCKED_POWERS.as_ptr().add(j0).cast());
+        _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(h32 as i32), pows))
+    }
+}
+
+/// Lanes `< n` all ones, the rest zero.
+#[inline(always)]
+unsafe fn active_lanes(n: u32) -> __m256i {
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), idx)
+    }
+}
+
+// SAFETY: every method uses AVX2 intrinsics only; the trait contract makes callers
+// guarantee AVX2.
+unsafe impl Kernel for Avx2 {
+    const BACKEND: Backend = Backend::Avx2;
+
+    #[inline(always)]
+    unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
+        // SAFETY: `block` is 64-byte aligned (repr(align(64))), so both aligned 32-byte loads
+        // are in bounds; the caller guarantees AVX2.
+        unsafe {
+            let base = block.words.as_ptr().cast::<__m256i>();
+            let lo = _mm256_load_si256(base);
+            let hi = _mm256_load_si256(base.add(1));
+            let ones = _mm256_set1_epi32(1);
+            let mut j = 0u32;
+            while j < k {
+                let p = positions8(h32, j as usize);
+                let word_idx = _mm256_srli_epi32::<5>(p);
+                let from_lo = _mm256_permutevar8x32_epi32(lo, word_idx);
+                let from_hi = _mm256_permutevar8x32_epi32(hi, word_idx);
+                // Bit 3 of the word index picks the half: move it to the sign bit for blendv.
+                let pick_hi = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word_idx));
+                let words = _mm256_castps_si256(_mm256_blendv_ps(
+                    _mm256_castsi256_ps(from_lo),
+                    _mm256_castsi256_ps(from_hi),
+                    pick_hi,
+                ));
+                let bits = _mm256_sllv_epi32(ones, _mm256_and_si256(p, _mm256_set1_epi32(31)));
+                let bits = _mm256_and_si256(bits, active_lanes(k - j));
+                // testc: 1 iff (!words & bits) == 0, i.e. every probe bit is set.
+                if _mm256_testc_si256(words, bits) == 0 {
+                    return false;
+                }
+                j += 8;
+            }
+            true
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
+        // SAFETY: the caller guarantees AVX2; the stores go to a local 64-byte-aligned block.
+        unsafe {
+            let ones = _mm256_set1_epi32(1);
+            let off_lo = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+            let off_hi = _mm256_add_epi32(off_lo, _mm256_set1_epi32(256));
+            let mut m_lo = _mm256_setzero_si256();
+            let mut m_hi = _mm256_setzero_si256();
+            for j in 0..k as usize {
+                // Lane w receives 1 << (p - 32 w) when 0 <= p - 32 w < 32; vpsllvd yields 0
+                // for every other (unsigned) count, so no compare is needed.
+                let p = _mm256_set1_epi32(super::scalar::blocked_position(h32, j) as i32);
+                m_lo = _mm256_or_si256(m_lo, _mm256_sllv_epi32(ones, _mm256_sub_epi32(p, off_lo)));
+                m_hi = _mm256_or_si256(m_hi, _mm256_sllv_epi32(ones, _mm256_sub_epi32(p, off_hi)));
+            }
+            let mut out = Block512::ZERO;
+            let dst = out.words.as_mut_ptr().cast::<__m256i>();
+            _mm256_store_si256(dst, m_lo);
+            _mm256_store_si256(dst.add(1), m_hi);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
+        // SAFETY: the caller guarantees AVX2; `block` is 64-byte aligned so both aligned
+        // 32-byte loads and stores stay inside it.
+        unsafe {
+            let mask = Self::blocked_mask(h32, k);
+            let base = block.words.as_mut_ptr().cast::<__m256i>();
+            let mbase = mask.words.as_ptr().cast::<__m256i>();
+            let (lo, hi) = (_mm256_load_si256(base), _mm256_load_si256(base.add(1)));
+            let (mlo, mhi) = (_mm256_load_si256(mbase), _mm256_load_si256(mbase.add(1)));
+            let present = _mm256_testc_si256(lo, mlo) & _mm256_testc_si256(hi, mhi) != 0;
+            _mm256_store_si256(base, _mm256_or_si256(lo, mlo));
+            _mm256_store_si256(base.add(1), _mm256_or_si256(hi, mhi));
+            present
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn split_mask(h32: u32) -> Block256 {
+        // SAFETY: the caller guarantees AVX2; the store goes to a local 32-byte-aligned block.
+        unsafe {
+            let mut out = Block256::ZERO;
+            _mm256_store_si256(out.words.as_mut_ptr().cast(), split_mask_reg(h32));
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
+        // SAFETY: `block` is 32-byte aligned; the caller guarantees AVX2.
+        unsafe {
+            let words = _mm256_load_si256(block.words.as_ptr().cast());
+            _mm256_testc_si256(words, split_mask_reg(h32)) != 0
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
+        // SAFETY: `block` is 32-byte aligned; the caller guarantees AVX2.
+        unsafe {
+            let ptr = block.words.as_mut_ptr().cast::<__m256i>();
+            let words = _mm256_load_si256(ptr);
+            let mask = split_mask_reg(h32);
+            _mm256_store_si256(ptr, _mm256_or_si256(words, mask));
+            _mm256_testc_si256(words, mask) != 0
+        }
+    }
+}
+
+/// The split-block mask of `h32` in one register.
+#[inline(always)]
+pub(crate) unsafe fn split_mask_reg(h32: u32) -> __m256i {
+    // SAFETY: `SPLIT_SALTS` holds eight u32 (32 bytes) for the unaligned load; the caller
+    // guarantees AVX2.
+    unsafe {
+        let salts = _mm256_loadu_si256(SPLIT_SALTS.as_ptr().cast());
+        let bit = _mm256_srli_epi32::<27>(_mm256_mullo_epi32(_mm256_set1_epi32(h32 as i32), salts));
+        _mm256_sllv_epi32(_mm256_set1_epi32(1), bit)
+    }
+}

@@ -1,0 +1,197 @@
+//! Probe kernels and their run-time dispatch.
+//!
+//! Every probe exists once in [`scalar`] (portable, always compiled, the test oracle and the
+//! Miri path) and again in `avx2` / `avx512` (x86-64 only, `#[target_feature]` functions).
+//! The CPU is inspected once per process ([`Backend::detect`], cached); each filter stores
+//! the chosen [`Backend`] and batch calls dispatch once per batch, so no probe pays for a
+//! feature check.
+//!
+//! Kernels implement the crate-private [`Kernel`] trait; the generic batch loops in
+//! `crate::batch` are instantiated inside `#[target_feature]` wrappers so the kernels inline
+//! into them.
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512;
+pub(crate) mod scalar;
+
+use crate::block::{Block256, Block512};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// An implementation of the probe kernels.
+///
+/// [`Backend::detect`] picks the fastest one this CPU supports; filters use it by default.
+/// [`set_backend`](crate::BlockedBloomFilter::set_backend) overrides it (for benchmarks and
+/// tests); every backend gives bit-identical results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable scalar code: the reference implementation.
+    Scalar,
+    /// x86-64 AVX2 kernels.
+    Avx2,
+    /// x86-64 AVX-512F kernels (split-block probes use the AVX2 kernel: a 256-bit block is
+    /// one AVX2 register).
+    Avx512,
+}
+
+const UNKNOWN: u8 = u8::MAX;
+static DETECTED: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+impl Backend {
+    /// The fastest backend this CPU supports, detected on first call and cached.
+    #[inline]
+    pub fn detect() -> Backend {
+        let cached = DETECTED.load(Ordering::Relaxed);
+        if cached != UNKNOWN {
+            return Self::from_u8(cached);
+        }
+        let best = Self::available().last().copied().unwrap_or(Backend::Scalar);
+        DETECTED.store(best as u8, Ordering::Relaxed);
+        best
+    }
+
+    fn from_u8(v: u8) -> Backend {
+        match v {
+            1 => Backend::Avx2,
+            2 => Backend::Avx512,
+            _ => Backend::Scalar,
+        }
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Scalar => true,
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512 => {
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("avx512f")
+            }
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// Every backend this CPU supports, slowest (scalar) first.
+    pub fn available() -> Vec<Backend> {
+        [Backend::Scalar, Backend::Avx2, Backend::Avx512]
+            .into_iter()
+            .filter(|b| b.is_available())
+            .collect()
+    }
+
+    /// Short lowercase name (`"scalar"`, `"avx2"`, `"avx512"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+        }
+    }
+}
+
+/// Probe kernels for the two block layouts.
+///
+/// # Safety
+/// Implementations may use CPU features beyond the compilation target. Calling any method
+/// requires that the CPU supports the implementation's backend
+/// (`Backend::is_available()`), and the caller must be compiled with (or inlined into a
+/// function with) those target features enabled for the intrinsics to inline.
+pub(crate) unsafe trait Kernel {
+    /// The backend this kernel implements.
+    const BACKEND: Backend;
+
+    /// Whether every one of the `k` probe bits of `h32` is set in `block`.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool;
+
+    /// The 512-bit mask of the `k` probe bits of `h32`.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn blocked_mask(h32: u32, k: u32) -> Block512;
+
+    /// Sets the probe bits of `h32`; returns whether they were all set before.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool;
+
+    /// The split-block mask of `h32`: one bit per 32-bit word (Parquet salts).
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn split_mask(h32: u32) -> Block256;
+
+    /// Whether all eight mask bits of `h32` are set in `block`.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn split_contains(block: &Block256, h32: u32) -> bool;
+
+    /// Sets the eight mask bits; returns whether they were all set before.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool;
+}
+
+/// Calls `$body` with `K` bound to the kernel of `$backend`, inside a function compiled with
+/// that backend's target features so the kernel inlines into the loop.
+///
+/// `$name` is the wrapper's name, `$generics`/`$args`/`$ret` its signature; `$generic` is an
+/// `#[inline(always)] unsafe fn` whose only safety requirement is that the CPU supports
+/// `K::BACKEND`, taking `K: Kernel` as its first generic parameter.
+macro_rules! dispatch_fn {
+    (
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident <$($g:ident : $bound:path),*> ( $($arg:ident : $ty:ty),* ) -> $ret:ty
+        => $generic:ident
+    ) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        $vis fn $name<$($g: $bound),*>(backend: $crate::arch::Backend, $($arg: $ty),*) -> $ret {
+            match backend {
+                #[cfg(target_arch = "x86_64")]
+                $crate::arch::Backend::Avx512 => {
+                    #[target_feature(enable = "avx2,avx512f")]
+                    unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+                        // SAFETY: this function runs only with AVX2 and AVX-512F enabled.
+                        unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) }
+                    }
+                    // SAFETY: a `Backend::Avx512` reaches a filter only after
+                    // `is_available()` confirmed AVX2 and AVX-512F on this CPU.
+                    unsafe { wrapper::<$($g),*>($($arg),*) }
+                }
+                #[cfg(target_arch = "x86_64")]
+                $crate::arch::Backend::Avx2 => {
+                    #[target_feature(enable = "avx2")]
+                    unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+                        // SAFETY: this function runs only with AVX2 enabled.
+                        unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) }
+                    }
+                    // SAFETY: a `Backend::Avx2` reaches a filter only after `is_available()`
+                    // confirmed AVX2 on this CPU.
+                    unsafe { wrapper::<$($g),*>($($arg),*) }
+                }
+                // SAFETY: the scalar kernel needs no CPU feature.
+                _ => unsafe { $generic::<$crate::arch::scalar::Scalar, $($g),*>($($arg),*) },
+            }
+        }
+    };
+}
+pub(crate) use dispatch_fn;
+
+/// Checks that `backend` runs on this CPU.
+pub(crate) fn check_backend(backend: Backend) -> crate::Result<()> {
+    if backend.is_available() {
+        Ok(())
+    } else {
+        Err(crate::Error::BackendUnavailable(backend.name()))
+    }
+}

@@ -1,0 +1,84 @@
+//! Portable scalar kernels: the reference every SIMD kernel is tested against.
+
+use super::{Backend, Kernel};
+use crate::block::{Block256, Block512, BLOCKED_POWERS, SPLIT_SALTS};
+
+/// The portable kernel.
+pub(crate) struct Scalar;
+
+/// Position (0..512) of probe `j` of `h32` in a 512-bit block.
+#[inline(always)]
+pub(crate) fn blocked_position(h32: u32, j: usize) -> u32 {
+    h32.wrapping_mul(BLOCKED_POWERS[j]) >> 23
+}
+
+/// Bit (0..32) that `h32` sets in word `i` of a split block.
+#[inline(always)]
+pub(crate) fn split_bit(h32: u32, i: usize) -> u32 {
+    h32.wrapping_mul(SPLIT_SALTS[i]) >> 27
+}
+
+// SAFETY: the scalar kernel uses no CPU feature beyond the compilation target.
+unsafe impl Kernel for Scalar {
+    const BACKEND: Backend = Backend::Scalar;
+
+    #[inline(always)]
+    unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
+        (0..k as usize).all(|j| {
+            let p = blocked_position(h32, j);
+            block.words[(p >> 6) as usize] >> (p & 63) & 1 != 0
+        })
+    }
+
+    #[inline(always)]
+    unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
+        let mut mask = Block512::ZERO;
+        for j in 0..k as usize {
+            let p = blocked_position(h32, j);
+            mask.words[(p >> 6) as usize] |= 1u64 << (p & 63);
+        }
+        mask
+    }
+
+    #[inline(always)]
+    unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
+        // SAFETY: the scalar kernel needs no CPU feature.
+        let mask = unsafe { Self::blocked_mask(h32, k) };
+        let present = block.contains_mask(&mask);
+        for (w, m) in block.words.iter_mut().zip(mask.words) {
+            *w |= m;
+        }
+        present
+    }
+
+    #[inline(always)]
+    unsafe fn split_mask(h32: u32) -> Block256 {
+        Block256 {
+            words: core::array::from_fn(|i| 1u32 << split_bit(h32, i)),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
+        // SAFETY: the scalar kernel needs no CPU feature.
+        let mask = unsafe { Self::split_mask(h32) };
+        block
+            .words
+            .iter()
+            .zip(mask.words)
+            .fold(0u32, |acc, (w, m)| acc | (m & !w))
+            == 0
+    }
+
+    #[inline(always)]
+    unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
+        // SAFETY: the scalar kernel needs no CPU feature.
+        let mask = unsafe { Self::split_mask(h32) };
+        let mut missing = 0u32;
+        for (w, m) in block.words.iter_mut().zip(mask.words) {
+            missing |= m & !*w;
+            *w |= m;
+        }
+        missing == 0
+    }
+}

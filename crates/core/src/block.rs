@@ -1,0 +1,101 @@
+//! Cache-line-aligned block types: the unit one key touches.
+
+/// A 512-bit block (one 64-byte cache line) of a [`BlockedBloomFilter`](crate::BlockedBloomFilter),
+/// as eight little-endian-ordered `u64` words: bit `p` of the block is bit `p % 64` of
+/// word `p / 64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C, align(64))]
+pub struct Block512 {
+    /// The eight words of the block.
+    pub words: [u64; 8],
+}
+
+/// A 256-bit split block of a [`SplitBlockBloomFilter`](crate::SplitBlockBloomFilter):
+/// eight `u32` words, one probe bit per word (the Parquet SBBF block).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C, align(32))]
+pub struct Block256 {
+    /// The eight words of the block.
+    pub words: [u32; 8],
+}
+
+impl Block512 {
+    /// The all-zeros block.
+    pub const ZERO: Block512 = Block512 { words: [0; 8] };
+
+    /// Number of set bits.
+    #[inline]
+    pub fn count_ones(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether every bit of `mask` is set in `self`.
+    #[inline(always)]
+    pub fn contains_mask(&self, mask: &Block512) -> bool {
+        self.words
+            .iter()
+            .zip(&mask.words)
+            .fold(0u64, |acc, (w, m)| acc | (m & !w))
+            == 0
+    }
+}
+
+impl Block256 {
+    /// The all-zeros block.
+    pub const ZERO: Block256 = Block256 { words: [0; 8] };
+
+    /// Number of set bits.
+    #[inline]
+    pub fn count_ones(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// The block as four `u64` words (word `i` holds `u32` words `2i` and `2i + 1`).
+    #[inline(always)]
+    pub fn to_u64s(&self) -> [u64; 4] {
+        let w = &self.words;
+        core::array::from_fn(|i| u64::from(w[2 * i]) | (u64::from(w[2 * i + 1]) << 32))
+    }
+
+    /// The inverse of [`Block256::to_u64s`].
+    #[inline(always)]
+    pub fn from_u64s(words: [u64; 4]) -> Block256 {
+        Block256 {
+            words: core::array::from_fn(|i| (words[i / 2] >> (32 * (i % 2))) as u32),
+        }
+    }
+}
+
+/// Multiplier of the blocked layout's probe sequence: probe `j` of a key with 32-bit
+/// hash `h` is the top 9 bits of `h * C^(j+1) mod 2^32` (RocksDB's FastLocalBloom scheme:
+/// each probe re-mixes all 32 bits, unlike splitting a hash into 9-bit pieces).
+pub const BLOCKED_MULTIPLIER: u32 = 0x9e37_79b9;
+
+/// Largest number of probes a blocked filter supports.
+pub const BLOCKED_MAX_HASHES: u32 = 64;
+
+/// `BLOCKED_POWERS[j] = C^(j+1) mod 2^32`, so probe `j` is `(h * BLOCKED_POWERS[j]) >> 23`
+/// and all probes can be computed at once in SIMD lanes.
+pub(crate) const BLOCKED_POWERS: [u32; BLOCKED_MAX_HASHES as usize] = {
+    let mut out = [0u32; BLOCKED_MAX_HASHES as usize];
+    let mut acc = BLOCKED_MULTIPLIER;
+    let mut j = 0;
+    while j < out.len() {
+        out[j] = acc;
+        acc = acc.wrapping_mul(BLOCKED_MULTIPLIER);
+        j += 1;
+    }
+    out
+};
+
+/// The Parquet split-block salts (one odd multiplier per word), from the specification.
+pub const SPLIT_SALTS: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];

@@ -1,0 +1,139 @@
+//! Builders that read as a sentence:
+//! `BlockedBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?` or
+//! `BlockedBloomFilter::with_num_bits(1 << 24).hashes(7)?`, with `.seed(..)` and
+//! `.hasher(..)` in between.
+
+use crate::hash::DefaultHasher;
+use crate::Error;
+use core::hash::BuildHasher;
+use core::marker::PhantomData;
+
+/// A filter family the builders can size and construct. Implemented by every filter type
+/// of the workspace (the counting and d-left crates included) so they share one builder.
+pub trait BuildFilter {
+    /// The filter type built with hasher `S`.
+    type Filter<S: BuildHasher>;
+    /// The error construction returns.
+    type Error: From<Error>;
+
+    /// Sized for `items` keys at false-positive rate `fp` (already validated: `0 < fp < 1`,
+    /// `items > 0`), with the layout's own FP formula.
+    fn for_false_pos<S: BuildHasher>(
+        fp: f64,
+        items: u64,
+        hasher: S,
+    ) -> Result<Self::Filter<S>, Self::Error>;
+
+    /// Exactly `bits` bits (rounded up to whole blocks) and `hashes` probes per key.
+    fn for_bits_and_hashes<S: BuildHasher>(
+        bits: u64,
+        hashes: u32,
+        hasher: S,
+    ) -> Result<Self::Filter<S>, Self::Error>;
+}
+
+/// Builder from a target false-positive rate; finish with [`expected_items`](Self::expected_items).
+#[must_use = "a builder does nothing until finished with .expected_items(n)"]
+#[derive(Clone, Debug)]
+pub struct FalsePosBuilder<F, S = DefaultHasher> {
+    fp: f64,
+    hasher: S,
+    kind: PhantomData<fn() -> F>,
+}
+
+/// Builder from an explicit size; finish with [`hashes`](Self::hashes).
+#[must_use = "a builder does nothing until finished with .hashes(k)"]
+#[derive(Clone, Debug)]
+pub struct NumBitsBuilder<F, S = DefaultHasher> {
+    bits: u64,
+    hasher: S,
+    kind: PhantomData<fn() -> F>,
+}
+
+impl<F: BuildFilter> FalsePosBuilder<F> {
+    /// Starts a builder for false-positive rate `fp` (validated when finished).
+    pub fn new(fp: f64) -> Self {
+        Self {
+            fp,
+            hasher: DefaultHasher::default(),
+            kind: PhantomData,
+        }
+    }
+
+    /// Seeds the default hasher. Filters must share a seed to be combined.
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<F: BuildFilter, S: BuildHasher> FalsePosBuilder<F, S> {
+    /// Uses `hasher` instead of the default (e.g. [`KeyedHasher`](crate::KeyedHasher) for
+    /// untrusted keys).
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> FalsePosBuilder<F, S2> {
+        FalsePosBuilder {
+            fp: self.fp,
+            hasher,
+            kind: PhantomData,
+        }
+    }
+
+    /// Builds a filter sized for `items` keys at the target false-positive rate.
+    ///
+    /// # Errors
+    /// [`Error::InvalidFalsePositiveRate`] unless `0 < fp < 1`, [`Error::ZeroItems`] for
+    /// `items == 0`, [`Error::TooLarge`] / [`Error::AllocationFailed`] if it does not fit.
+    pub fn expected_items(self, items: u64) -> Result<F::Filter<S>, F::Error> {
+        if !(self.fp > 0.0 && self.fp < 1.0) {
+            return Err(Error::InvalidFalsePositiveRate(self.fp).into());
+        }
+        if items == 0 {
+            return Err(Error::ZeroItems.into());
+        }
+        F::for_false_pos(self.fp, items, self.hasher)
+    }
+}
+
+impl<F: BuildFilter> NumBitsBuilder<F> {
+    /// Starts a builder for `bits` bits (rounded up to whole blocks).
+    pub fn new(bits: u64) -> Self {
+        Self {
+            bits,
+            hasher: DefaultHasher::default(),
+            kind: PhantomData,
+        }
+    }
+
+    /// Seeds the default hasher. Filters must share a seed to be combined.
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<F: BuildFilter, S: BuildHasher> NumBitsBuilder<F, S> {
+    /// Uses `hasher` instead of the default.
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> NumBitsBuilder<F, S2> {
+        NumBitsBuilder {
+            bits: self.bits,
+            hasher,
+            kind: PhantomData,
+        }
+    }
+
+    /// Builds the filter with `k` probes per key.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for 0 bits, [`Error::InvalidHashCount`] for `k` outside the
+    /// layout's range, [`Error::TooLarge`] / [`Error::AllocationFailed`] if it does not fit.
+    pub fn hashes(self, k: u32) -> Result<F::Filter<S>, F::Error> {
+        if self.bits == 0 {
+            return Err(Error::ZeroBits.into());
+        }
+        F::for_bits_and_hashes(self.bits, k, self.hasher)
+    }
+}

@@ -1,0 +1,102 @@
+//! The error type of `bloomforge-core`.
+
+use core::fmt;
+
+/// The shape of a filter as far as compatibility goes: two filters can be combined
+/// (union, intersection) only when their shapes are equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FilterShape {
+    /// Number of bits in the filter.
+    pub num_bits: u64,
+    /// Number of probes per key.
+    pub num_hashes: u32,
+    /// A fingerprint of the hasher: the hash it gives a fixed probe value. Two hashers
+    /// built with different seeds or keys differ here with overwhelming probability.
+    pub hasher_fingerprint: u64,
+}
+
+impl fmt::Display for FilterShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bits, {} hashes, hasher {:#018x}",
+            self.num_bits, self.num_hashes, self.hasher_fingerprint
+        )
+    }
+}
+
+/// Everything that can go wrong in `bloomforge-core`. An operation that returns an error
+/// leaves the filter exactly as it was.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The target false-positive rate must lie strictly between 0 and 1.
+    #[error("false-positive rate {0} is not in (0, 1): pass e.g. 0.01 for 1 %")]
+    InvalidFalsePositiveRate(f64),
+    /// Sizing from a target false-positive rate needs at least one expected item.
+    #[error("expected item count is 0: pass the number of keys you will insert (at least 1)")]
+    ZeroItems,
+    /// A filter needs at least one bit (or block).
+    #[error("a filter needs at least one bit; pass a positive size")]
+    ZeroBits,
+    /// The requested size does not fit the layout or this machine's address space.
+    #[error("requested size {requested} exceeds the maximum {max} for this layout")]
+    TooLarge {
+        /// What was asked for (bits, or blocks for split-block filters).
+        requested: u64,
+        /// The largest value the layout supports.
+        max: u64,
+    },
+    /// Allocating the filter's memory failed.
+    #[error("could not allocate {bytes} bytes for the filter; choose a smaller size")]
+    AllocationFailed {
+        /// Bytes requested.
+        bytes: usize,
+    },
+    /// The number of probes must lie in `1..=max`.
+    #[error("number of hashes {k} is not in 1..={max}")]
+    InvalidHashCount {
+        /// What was asked for.
+        k: u32,
+        /// The layout's maximum.
+        max: u32,
+    },
+    /// Union / intersection of filters whose sizes, probe counts or hashers differ.
+    #[error("incompatible filters: left has {left}, right has {right}; build both with the same size, hashes and hasher")]
+    IncompatibleFilters {
+        /// Shape of `self`.
+        left: FilterShape,
+        /// Shape of the other operand.
+        right: FilterShape,
+    },
+    /// A serialized bitset has a length the layout cannot hold.
+    #[error("invalid bitset of {len} bytes: {reason}")]
+    InvalidBitset {
+        /// The length that was passed.
+        len: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A batch call got a different number of keys and output slots.
+    #[error(
+        "batch length mismatch: {keys} keys but {out} output slots; pass slices of equal length"
+    )]
+    LengthMismatch {
+        /// Number of keys (or hashes).
+        keys: usize,
+        /// Length of the output slice.
+        out: usize,
+    },
+    /// The operating system's random source failed (keyed hashing needs a random key).
+    #[error("operating system random source failed: {0}")]
+    RandomSource(String),
+    /// The requested SIMD backend is not supported by this CPU.
+    #[error("backend {0} is not supported by this CPU; see Backend::available()")]
+    BackendUnavailable(&'static str),
+    /// Building a thread pool for a parallel operation failed.
+    #[error("thread pool: {0}")]
+    ThreadPool(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -1,0 +1,613 @@
+//! The public block filters: [`BlockedBloomFilter`], [`SplitBlockBloomFilter`] and their
+//! atomic twins, generated from one definition over the crate-private `Layout` so the four
+//! cannot drift apart.
+
+use crate::arch::{check_backend, Backend};
+use crate::block::{Block256, Block512};
+use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+use crate::error::FilterShape;
+use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
+use crate::layout::{Blocked512, Layout, Split256};
+use crate::raw::{par_insert_atomic, Hashes, Keys, RawAtomicBlocks, RawBlocks};
+use crate::{Error, Filter, Result};
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+macro_rules! block_filters {
+    (
+        $(#[$pmeta:meta])* plain $Plain:ident,
+        $(#[$ameta:meta])* atomic $Atomic:ident,
+        layout $L:ty, block $Block:ty
+    ) => {
+        $(#[$pmeta])*
+        pub struct $Plain<S = DefaultHasher> {
+            raw: RawBlocks<$L>,
+            hasher: S,
+        }
+
+        impl $Plain {
+            /// Starts a builder for target false-positive rate `fp`; finish with
+            /// `.expected_items(n)`. The layout's own FP formula picks bits and probes.
+            pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
+                FalsePosBuilder::new(fp)
+            }
+
+            /// Starts a builder for `bits` bits (rounded up to whole blocks); finish with
+            /// `.hashes(k)`.
+            pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
+                NumBitsBuilder::new(bits)
+            }
+        }
+
+        impl<S> BuildFilter for $Plain<S> {
+            type Filter<S2: BuildHasher> = $Plain<S2>;
+            type Error = Error;
+
+            fn for_false_pos<S2: BuildHasher>(fp: f64, items: u64, hasher: S2) -> Result<$Plain<S2>> {
+                let (bits_per_key, k) = <$L>::size_for(fp);
+                let blocks = (items as f64 * bits_per_key / f64::from(<$L>::BLOCK_BITS)).ceil();
+                if !(blocks < <$L>::MAX_BLOCKS as f64) {
+                    return Err(Error::TooLarge { requested: blocks as u64, max: <$L>::MAX_BLOCKS });
+                }
+                Ok($Plain { raw: RawBlocks::new((blocks as u64).max(1), k)?, hasher })
+            }
+
+            fn for_bits_and_hashes<S2: BuildHasher>(bits: u64, k: u32, hasher: S2) -> Result<$Plain<S2>> {
+                let blocks = bits.div_ceil(u64::from(<$L>::BLOCK_BITS));
+                Ok($Plain { raw: RawBlocks::new(blocks, k)?, hasher })
+            }
+        }
+
+        impl<S: BuildHasher> $Plain<S> {
+            /// Inserts `key`. Returns `true` if all its bits were already set (the key may
+            /// have been present), `false` if it was certainly new.
+            #[inline]
+            pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+                self.raw.insert_hash(hash_one(&self.hasher, key))
+            }
+
+            /// Whether `key` may be in the filter (`false`: certainly not).
+            #[inline]
+            pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+                self.raw.contains_hash(hash_one(&self.hasher, key))
+            }
+
+            /// Inserts a key by its precomputed 64-bit hash (it must be well mixed).
+            #[inline]
+            pub fn insert_hash(&mut self, hash: u64) -> bool {
+                self.raw.insert_hash(hash)
+            }
+
+            /// Queries a key by its precomputed 64-bit hash.
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                self.raw.contains_hash(hash)
+            }
+
+            /// Inserts every key of `keys`, hashing ahead and prefetching blocks so cache
+            /// misses overlap (the fast path for filters larger than the cache).
+            pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
+                self.raw.insert_batch(&Keys { keys, hasher: &self.hasher });
+            }
+
+            /// Queries every key of `keys` into `out[i]`, pipelined like
+            /// [`insert_batch`](Self::insert_batch).
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`] (and `out` untouched) unless
+            /// `keys.len() == out.len()`.
+            pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+                self.raw.contains_batch(&Keys { keys, hasher: &self.hasher }, out)
+            }
+
+            /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
+            pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
+                self.raw.insert_batch(&Hashes(hashes));
+            }
+
+            /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`] unless `hashes.len() == out.len()`.
+            pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+                self.raw.contains_batch(&Hashes(hashes), out)
+            }
+
+            /// Inserts `keys` from all threads of the current rayon pool (atomic inserts
+            /// through the exclusive borrow; the result equals a sequential build).
+            pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
+            where
+                S: Sync,
+            {
+                let (backend, k) = (self.raw.backend, self.raw.k);
+                par_insert_atomic::<$L, T, S>(backend, self.raw.as_atomic(), k, keys, &self.hasher);
+            }
+
+            /// Number of bits (a whole number of blocks).
+            #[inline]
+            pub fn num_bits(&self) -> u64 {
+                self.raw.blocks.len() as u64 * u64::from(<$L>::BLOCK_BITS)
+            }
+
+            /// Number of blocks.
+            #[inline]
+            pub fn num_blocks(&self) -> usize {
+                self.raw.blocks.len()
+            }
+
+            /// Probes per key.
+            #[inline]
+            pub fn num_hashes(&self) -> u32 {
+                self.raw.k
+            }
+
+            /// The hasher.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// The SIMD backend the probes use.
+            pub fn backend(&self) -> Backend {
+                self.raw.backend
+            }
+
+            /// Switches the SIMD backend (all give identical results; for benchmarks and
+            /// tests).
+            ///
+            /// # Errors
+            /// [`Error::BackendUnavailable`] if this CPU cannot run it.
+            pub fn set_backend(&mut self, backend: Backend) -> Result<()> {
+                check_backend(backend)?;
+                self.raw.backend = backend;
+                Ok(())
+            }
+
+            /// The blocks.
+            pub fn blocks(&self) -> &[$Block] {
+                &self.raw.blocks
+            }
+
+            /// Number of set bits.
+            pub fn count_ones(&self) -> u64 {
+                self.raw.count_ones()
+            }
+
+            /// The false-positive rate for the keys inserted so far: the probability that
+            /// a random non-member is reported present, computed exactly from the blocks'
+            /// fill (mean over blocks). Costs one pass over the filter.
+            pub fn expected_false_pos(&self) -> f64 {
+                let sum: f64 = self.raw.blocks.iter().map(|b| <$L>::block_fp(b, self.raw.k)).sum();
+                sum / self.raw.blocks.len() as f64
+            }
+
+            /// Estimated number of distinct keys inserted, from each block's fill. Costs
+            /// one pass over the filter.
+            pub fn estimated_len(&self) -> f64 {
+                self.raw.blocks.iter().map(|b| <$L>::block_keys(b, self.raw.k)).sum()
+            }
+
+            /// Whether no bit is set.
+            pub fn is_empty(&self) -> bool {
+                self.count_ones() == 0
+            }
+
+            /// Unsets every bit.
+            pub fn clear(&mut self) {
+                self.raw.clear();
+            }
+
+            /// Size, probes and hasher fingerprint: what must match to combine filters.
+            pub fn shape(&self) -> FilterShape {
+                FilterShape {
+                    num_bits: self.num_bits(),
+                    num_hashes: self.raw.k,
+                    hasher_fingerprint: hasher_fingerprint(&self.hasher),
+                }
+            }
+
+            fn check_compatible(&self, other: &Self) -> Result<()> {
+                let (left, right) = (self.shape(), other.shape());
+                if left == right {
+                    Ok(())
+                } else {
+                    Err(Error::IncompatibleFilters { left, right })
+                }
+            }
+
+            /// Adds every key of `other` (bitwise OR).
+            ///
+            /// # Errors
+            /// [`Error::IncompatibleFilters`] (and `self` unchanged) if the sizes, probe
+            /// counts or hashers differ.
+            pub fn union(&mut self, other: &Self) -> Result<()> {
+                self.check_compatible(other)?;
+                self.raw.zip_words(&other.raw, |a, b| a | b);
+                Ok(())
+            }
+
+            /// Keeps only bits set in both (bitwise AND): contains every key present in
+            /// both, with a false-positive rate at most that of either.
+            ///
+            /// # Errors
+            /// As [`union`](Self::union).
+            pub fn intersect(&mut self, other: &Self) -> Result<()> {
+                self.check_compatible(other)?;
+                self.raw.zip_words(&other.raw, |a, b| a & b);
+                Ok(())
+            }
+        }
+
+        impl<S: Clone> Clone for $Plain<S> {
+            fn clone(&self) -> Self {
+                Self { raw: self.raw.clone(), hasher: self.hasher.clone() }
+            }
+        }
+
+        impl<S: fmt::Debug> fmt::Debug for $Plain<S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($Plain))
+                    .field("num_blocks", &self.raw.blocks.len())
+                    .field("num_hashes", &self.raw.k)
+                    .field("backend", &self.raw.backend)
+                    .field("hasher", &self.hasher)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        /// Equal when the bits, probe counts and hasher fingerprints are equal (the SIMD
+        /// backend is not part of a filter's value).
+        impl<S: BuildHasher> PartialEq for $Plain<S> {
+            fn eq(&self, other: &Self) -> bool {
+                self.shape() == other.shape() && self.raw.blocks == other.raw.blocks
+            }
+        }
+
+        impl<S: BuildHasher> Eq for $Plain<S> {}
+
+        impl<T: Hash, S: BuildHasher> Extend<T> for $Plain<S> {
+            fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+                for key in iter {
+                    self.insert(&key);
+                }
+            }
+        }
+
+        /// Collects keys into a filter sized for their number at a 1 % false-positive
+        /// rate (the keys are buffered to count them).
+        impl<T: Hash> FromIterator<T> for $Plain {
+            fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+                let keys: Vec<T> = iter.into_iter().collect();
+                let mut filter = Self::with_false_pos(0.01)
+                    .expected_items(keys.len().max(1) as u64)
+                    .unwrap_or_else(|_| {
+                        // A Vec that fits in memory always fits the filter's limits; the
+                        // fallback keeps this panic-free: one block, 8 probes.
+                        Self::with_num_bits(1).hashes(8).unwrap_or_else(|_| unreachable!())
+                    });
+                filter.insert_batch(&keys);
+                filter
+            }
+        }
+
+        impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for $Plain<S> {
+            type InsertError = core::convert::Infallible;
+            fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+                Ok(self.insert(key))
+            }
+            fn contains(&self, key: &T) -> bool {
+                $Plain::contains(self, key)
+            }
+            fn memory_bits(&self) -> u64 {
+                self.num_bits()
+            }
+            fn expected_false_pos(&self) -> f64 {
+                $Plain::expected_false_pos(self)
+            }
+        }
+
+        $(#[$ameta])*
+        pub struct $Atomic<S = DefaultHasher> {
+            raw: RawAtomicBlocks<$L>,
+            hasher: S,
+        }
+
+        impl $Atomic {
+            /// Starts a builder for target false-positive rate `fp` (same sizing as the
+            /// plain filter).
+            pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
+                FalsePosBuilder::new(fp)
+            }
+
+            /// Starts a builder for `bits` bits; finish with `.hashes(k)`.
+            pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
+                NumBitsBuilder::new(bits)
+            }
+        }
+
+        impl<S> BuildFilter for $Atomic<S> {
+            type Filter<S2: BuildHasher> = $Atomic<S2>;
+            type Error = Error;
+
+            fn for_false_pos<S2: BuildHasher>(fp: f64, items: u64, hasher: S2) -> Result<$Atomic<S2>> {
+                <$Plain<S2>>::for_false_pos(fp, items, hasher).map($Atomic::from)
+            }
+
+            fn for_bits_and_hashes<S2: BuildHasher>(bits: u64, k: u32, hasher: S2) -> Result<$Atomic<S2>> {
+                <$Plain<S2>>::for_bits_and_hashes(bits, k, hasher).map($Atomic::from)
+            }
+        }
+
+        impl<S> From<$Plain<S>> for $Atomic<S> {
+            /// Free: the blocks are reinterpreted in place.
+            fn from(plain: $Plain<S>) -> Self {
+                Self { raw: RawAtomicBlocks::from_plain(plain.raw), hasher: plain.hasher }
+            }
+        }
+
+        impl<S> From<$Atomic<S>> for $Plain<S> {
+            fn from(atomic: $Atomic<S>) -> Self {
+                atomic.into_inner()
+            }
+        }
+
+        impl<S> $Atomic<S> {
+            /// The plain filter with the same bits. Free: the blocks are reinterpreted in
+            /// place.
+            pub fn into_inner(self) -> $Plain<S> {
+                $Plain { raw: self.raw.into_plain(), hasher: self.hasher }
+            }
+        }
+
+        impl<S: BuildHasher> $Atomic<S> {
+            /// Inserts `key` through a shared reference; safe from any number of threads.
+            /// Returns `true` if all its bits were already set.
+            #[inline]
+            pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
+                self.raw.insert_hash(hash_one(&self.hasher, key))
+            }
+
+            /// Whether `key` may be in the filter. Sees every insert that happened-before
+            /// this call (same thread, or ordered by a join, barrier, lock or channel).
+            #[inline]
+            pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+                self.raw.contains_hash(hash_one(&self.hasher, key))
+            }
+
+            /// Inserts a key by its precomputed hash.
+            #[inline]
+            pub fn insert_hash(&self, hash: u64) -> bool {
+                self.raw.insert_hash(hash)
+            }
+
+            /// Queries a key by its precomputed hash.
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                self.raw.contains_hash(hash)
+            }
+
+            /// Pipelined batch insert from this thread.
+            pub fn insert_batch<T: Hash>(&self, keys: &[T]) {
+                self.raw.insert_batch(&Keys { keys, hasher: &self.hasher });
+            }
+
+            /// Pipelined batch query.
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`] unless `keys.len() == out.len()`.
+            pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+                self.raw.contains_batch(&Keys { keys, hasher: &self.hasher }, out)
+            }
+
+            /// Batch insert of precomputed hashes.
+            pub fn insert_hash_batch(&self, hashes: &[u64]) {
+                self.raw.insert_batch(&Hashes(hashes));
+            }
+
+            /// Batch query of precomputed hashes.
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`] unless `hashes.len() == out.len()`.
+            pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+                self.raw.contains_batch(&Hashes(hashes), out)
+            }
+
+            /// Inserts `keys` from all threads of the current rayon pool (run it inside
+            /// `pool.install(..)` to choose the pool, e.g. one with pinned threads).
+            pub fn par_insert_batch<T: Hash + Sync>(&self, keys: &[T])
+            where
+                S: Sync,
+            {
+                par_insert_atomic::<$L, T, S>(self.raw.backend, &self.raw.blocks, self.raw.k, keys, &self.hasher);
+            }
+
+            /// A copy of the current bits as a plain filter (relaxed loads: a consistent
+            /// snapshot only when no insert runs concurrently).
+            pub fn snapshot(&self) -> $Plain<S>
+            where
+                S: Clone,
+            {
+                $Plain { raw: self.raw.snapshot(), hasher: self.hasher.clone() }
+            }
+
+            /// Number of bits.
+            pub fn num_bits(&self) -> u64 {
+                self.raw.blocks.len() as u64 * u64::from(<$L>::BLOCK_BITS)
+            }
+
+            /// Number of blocks.
+            pub fn num_blocks(&self) -> usize {
+                self.raw.blocks.len()
+            }
+
+            /// Probes per key.
+            pub fn num_hashes(&self) -> u32 {
+                self.raw.k
+            }
+
+            /// The hasher.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// The SIMD backend.
+            pub fn backend(&self) -> Backend {
+                self.raw.backend
+            }
+
+            /// Switches the SIMD backend.
+            ///
+            /// # Errors
+            /// [`Error::BackendUnavailable`] if this CPU cannot run it.
+            pub fn set_backend(&mut self, backend: Backend) -> Result<()> {
+                check_backend(backend)?;
+                self.raw.backend = backend;
+                Ok(())
+            }
+        }
+
+        impl<S: fmt::Debug> fmt::Debug for $Atomic<S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($Atomic))
+                    .field("num_blocks", &self.raw.blocks.len())
+                    .field("num_hashes", &self.raw.k)
+                    .field("backend", &self.raw.backend)
+                    .field("hasher", &self.hasher)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for $Atomic<S> {
+            type InsertError = core::convert::Infallible;
+            fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+                Ok($Atomic::insert(self, key))
+            }
+            fn contains(&self, key: &T) -> bool {
+                $Atomic::contains(self, key)
+            }
+            fn memory_bits(&self) -> u64 {
+                self.num_bits()
+            }
+            fn expected_false_pos(&self) -> f64 {
+                let raw = self.raw.snapshot();
+                let sum: f64 = raw.blocks.iter().map(|b| <$L>::block_fp(b, raw.k)).sum();
+                sum / raw.blocks.len() as f64
+            }
+        }
+    };
+}
+
+block_filters! {
+    /// A blocked Bloom filter (Putze, Sanders, Singler 2007): each key sets `k` bits inside
+    /// one 512-bit, 64-byte-aligned block, so an insert or query touches one cache line.
+    ///
+    /// The block comes from a 64-bit fast range of the key's hash (sound at any size); the
+    /// `k` positions from its low 32 bits, re-multiplied per probe (RocksDB's scheme).
+    /// Sized with the exact blocked occupancy model, so the realised false-positive rate
+    /// meets the target (a blocked filter needs ~10 % more bits than the standard formula).
+    ///
+    /// ```
+    /// use bloomforge_core::BlockedBloomFilter;
+    /// let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(10_000)?;
+    /// assert!(!f.insert(&"apple"));
+    /// assert!(f.contains(&"apple"));
+    /// assert!(f.expected_false_pos() < 1e-3);
+    /// # Ok::<(), bloomforge_core::Error>(())
+    /// ```
+    plain BlockedBloomFilter,
+    /// A [`BlockedBloomFilter`] whose inserts take `&self`: `AtomicU64` words, one cache
+    /// line per key, `fetch_or` only where bits are missing. `Sync`; converts to and from
+    /// the plain filter for free.
+    ///
+    /// ```
+    /// use bloomforge_core::{AtomicBlockedBloomFilter, BlockedBloomFilter};
+    /// let f = AtomicBlockedBloomFilter::with_false_pos(0.01).expected_items(1000)?;
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| f.insert(&1u64));
+    ///     s.spawn(|| f.insert(&2u64));
+    /// });
+    /// let plain: BlockedBloomFilter = f.into_inner();
+    /// assert!(plain.contains(&1u64) && plain.contains(&2u64));
+    /// # Ok::<(), bloomforge_core::Error>(())
+    /// ```
+    atomic AtomicBlockedBloomFilter,
+    layout Blocked512, block Block512
+}
+
+block_filters! {
+    /// The Parquet split-block Bloom filter (SBBF): 256-bit blocks of eight `u32` words,
+    /// one bit per word chosen with the specification's eight salts, block index from the
+    /// hash's upper 32 bits. Fed XXH64-seed-0 hashes ([`parquet_hash`](crate::parquet_hash))
+    /// it is byte-for-byte the filter Parquet writes.
+    ///
+    /// ```
+    /// use bloomforge_core::{parquet_hash, SplitBlockBloomFilter};
+    /// let mut f = SplitBlockBloomFilter::with_num_blocks(32)?;
+    /// f.insert_hash(parquet_hash(&42i64.to_le_bytes()));
+    /// assert!(f.contains_hash(parquet_hash(&42i64.to_le_bytes())));
+    /// let bytes = f.as_bytes().to_vec();
+    /// let g = SplitBlockBloomFilter::from_parquet_bitset(&bytes)?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), bloomforge_core::Error>(())
+    /// ```
+    plain SplitBlockBloomFilter,
+    /// A [`SplitBlockBloomFilter`] whose inserts take `&self` (`AtomicU64` words). `Sync`;
+    /// converts to and from the plain filter for free.
+    atomic AtomicSplitBlockBloomFilter,
+    layout Split256, block Block256
+}
+
+impl SplitBlockBloomFilter {
+    /// A split-block filter of exactly `num_blocks` 32-byte blocks (Parquet sizes are powers
+    /// of two; any positive count works here).
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for 0, [`Error::TooLarge`] above 2^32 blocks.
+    pub fn with_num_blocks(num_blocks: u64) -> Result<Self> {
+        Ok(Self {
+            raw: RawBlocks::new(num_blocks, 8)?,
+            hasher: DefaultHasher::default(),
+        })
+    }
+
+    /// Reads a Parquet SBBF bitset (the bytes after the bloom filter header).
+    ///
+    /// # Errors
+    /// [`Error::InvalidBitset`] for an empty bitset or a length that is not a multiple of
+    /// 32 bytes.
+    pub fn from_parquet_bitset(bytes: &[u8]) -> Result<Self> {
+        if bytes.is_empty() || bytes.len() % 32 != 0 {
+            return Err(Error::InvalidBitset {
+                len: bytes.len(),
+                reason: "a split-block bitset is a positive multiple of 32 bytes",
+            });
+        }
+        let mut filter = Self::with_num_blocks((bytes.len() / 32) as u64)?;
+        for (block, chunk) in filter.raw.blocks.iter_mut().zip(bytes.chunks_exact(32)) {
+            for (word, b) in block.words.iter_mut().zip(chunk.chunks_exact(4)) {
+                *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        Ok(filter)
+    }
+}
+
+impl<S: BuildHasher> SplitBlockBloomFilter<S> {
+    /// The bitset in the Parquet layout (little-endian `u32` words, block after block).
+    #[cfg(target_endian = "little")]
+    pub fn as_bytes(&self) -> &[u8] {
+        let blocks: &[Block256] = &self.raw.blocks;
+        // SAFETY: Block256 is 32 plain bytes with no padding; on a little-endian target its
+        // memory is exactly the Parquet byte layout; the slice borrows `self`.
+        unsafe { core::slice::from_raw_parts(blocks.as_ptr().cast::<u8>(), blocks.len() * 32) }
+    }
+
+    /// The bitset in the Parquet layout, on any endianness.
+    pub fn to_parquet_bytes(&self) -> Vec<u8> {
+        self.raw
+            .blocks
+            .iter()
+            .flat_map(|b| b.words)
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+}

@@ -1,0 +1,220 @@
+//! The two block layouts, as one crate-private trait the generic filter code is written over.
+
+use crate::arch::Kernel;
+use crate::block::{Block256, Block512};
+use crate::hash::fast_range64;
+use core::sync::atomic::AtomicU64;
+
+/// A block layout: how a 64-bit hash picks a block and which bits it sets there.
+pub(crate) trait Layout: 'static {
+    /// The block type (64-byte aligned for blocked, 32-byte for split-block).
+    type Block: Copy + Default + PartialEq + Eq + core::fmt::Debug + Send + Sync + 'static;
+    /// The atomic block: `AtomicU64` words with exactly the layout of `Block`.
+    type AtomicBlock: Send + Sync + 'static;
+    /// Bits per block.
+    const BLOCK_BITS: u32;
+    /// Largest number of probes (`k`) the layout supports.
+    const MAX_HASHES: u32;
+    /// Largest number of blocks the block-index reduction can address.
+    const MAX_BLOCKS: u64;
+
+    /// Block index of `hash` in a filter of `num_blocks` blocks.
+    fn block_index(hash: u64, num_blocks: usize) -> usize;
+
+    /// See [`Kernel`].
+    ///
+    /// # Safety
+    /// The CPU supports `K::BACKEND`.
+    unsafe fn contains<K: Kernel>(block: &Self::Block, h32: u32, k: u32) -> bool;
+    /// See [`Kernel`].
+    ///
+    /// # Safety
+    /// The CPU supports `K::BACKEND`.
+    unsafe fn insert<K: Kernel>(block: &mut Self::Block, h32: u32, k: u32) -> bool;
+    /// The probe bits of `h32`, as a block.
+    ///
+    /// # Safety
+    /// The CPU supports `K::BACKEND`.
+    unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Self::Block;
+
+    /// Bits per key and probes per key to reach FP `p` under this layout's own formula.
+    fn size_for(p: f64) -> (f64, u32);
+    /// Probability that a random non-member query hashing into `block` is a false positive.
+    fn block_fp(block: &Self::Block, k: u32) -> f64;
+    /// Estimated number of keys inserted into `block` (inverting the expected fill).
+    fn block_keys(block: &Self::Block, k: u32) -> f64;
+
+    /// The block's bits as native-endian `u64` words (the atomic layout).
+    fn u64_words(block: &Self::Block) -> &[u64];
+    /// Mutable view of [`Layout::u64_words`].
+    fn u64_words_mut(block: &mut Self::Block) -> &mut [u64];
+    /// The atomic block's words.
+    fn atomic_words(block: &Self::AtomicBlock) -> &[AtomicU64];
+}
+
+/// Blocked (Putze et al.) 512-bit layout: block from a 64-bit fast range of the hash, `k`
+/// positions from the low 32 bits re-multiplied per probe.
+pub(crate) struct Blocked512;
+
+/// Split-block (Parquet SBBF) 256-bit layout: block from the upper 32 bits as in the spec,
+/// one bit in each of eight words from the low 32 bits and the eight salts.
+pub(crate) struct Split256;
+
+/// Eight `AtomicU64`, laid out exactly as [`Block512`].
+#[repr(C, align(64))]
+#[derive(Default)]
+pub(crate) struct AtomicBlock512 {
+    pub(crate) words: [AtomicU64; 8],
+}
+
+/// Four `AtomicU64`, laid out exactly as [`Block256`].
+#[repr(C, align(32))]
+#[derive(Default)]
+pub(crate) struct AtomicBlock256 {
+    pub(crate) words: [AtomicU64; 4],
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<AtomicBlock512>() == core::mem::size_of::<Block512>());
+    assert!(core::mem::align_of::<AtomicBlock512>() == core::mem::align_of::<Block512>());
+    assert!(core::mem::size_of::<AtomicBlock256>() == core::mem::size_of::<Block256>());
+    assert!(core::mem::align_of::<AtomicBlock256>() == core::mem::align_of::<Block256>());
+};
+
+impl Layout for Blocked512 {
+    type Block = Block512;
+    type AtomicBlock = AtomicBlock512;
+    const BLOCK_BITS: u32 = 512;
+    const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
+    const MAX_BLOCKS: u64 = (isize::MAX as u64) / 64;
+
+    #[inline(always)]
+    fn block_index(hash: u64, num_blocks: usize) -> usize {
+        fast_range64(hash, num_blocks as u64) as usize
+    }
+
+    #[inline(always)]
+    unsafe fn contains<K: Kernel>(block: &Block512, h32: u32, k: u32) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { K::blocked_contains(block, h32, k) }
+    }
+
+    #[inline(always)]
+    unsafe fn insert<K: Kernel>(block: &mut Block512, h32: u32, k: u32) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { K::blocked_insert(block, h32, k) }
+    }
+
+    #[inline(always)]
+    unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Block512 {
+        // SAFETY: forwarded contract.
+        unsafe { K::blocked_mask(h32, k) }
+    }
+
+    fn size_for(p: f64) -> (f64, u32) {
+        crate::math::blocked512_size(p)
+    }
+
+    fn block_fp(block: &Block512, k: u32) -> f64 {
+        (f64::from(block.count_ones()) / 512.0).powi(k as i32)
+    }
+
+    fn block_keys(block: &Block512, k: u32) -> f64 {
+        fill_to_keys(block.count_ones(), 512, k)
+    }
+
+    #[inline(always)]
+    fn u64_words(block: &Block512) -> &[u64] {
+        &block.words
+    }
+
+    #[inline(always)]
+    fn u64_words_mut(block: &mut Block512) -> &mut [u64] {
+        &mut block.words
+    }
+
+    #[inline(always)]
+    fn atomic_words(block: &AtomicBlock512) -> &[AtomicU64] {
+        &block.words
+    }
+}
+
+impl Layout for Split256 {
+    type Block = Block256;
+    type AtomicBlock = AtomicBlock256;
+    const BLOCK_BITS: u32 = 256;
+    const MAX_HASHES: u32 = 8;
+    // The Parquet reduction `((h >> 32) * n) >> 32` addresses at most 2^32 blocks.
+    const MAX_BLOCKS: u64 = 1 << 32;
+
+    #[inline(always)]
+    fn block_index(hash: u64, num_blocks: usize) -> usize {
+        (((hash >> 32) * num_blocks as u64) >> 32) as usize
+    }
+
+    #[inline(always)]
+    unsafe fn contains<K: Kernel>(block: &Block256, h32: u32, _k: u32) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { K::split_contains(block, h32) }
+    }
+
+    #[inline(always)]
+    unsafe fn insert<K: Kernel>(block: &mut Block256, h32: u32, _k: u32) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { K::split_insert(block, h32) }
+    }
+
+    #[inline(always)]
+    unsafe fn mask<K: Kernel>(h32: u32, _k: u32) -> Block256 {
+        // SAFETY: forwarded contract.
+        unsafe { K::split_mask(h32) }
+    }
+
+    fn size_for(p: f64) -> (f64, u32) {
+        (crate::math::split_block_bits_per_key(p, 8, 32), 8)
+    }
+
+    fn block_fp(block: &Block256, _k: u32) -> f64 {
+        block
+            .words
+            .iter()
+            .map(|w| f64::from(w.count_ones()) / 32.0)
+            .product()
+    }
+
+    fn block_keys(block: &Block256, _k: u32) -> f64 {
+        // Every key sets one bit in each word: average the eight per-word estimates.
+        block
+            .words
+            .iter()
+            .map(|w| fill_to_keys(w.count_ones(), 32, 1))
+            .sum::<f64>()
+            / 8.0
+    }
+
+    #[inline(always)]
+    fn u64_words(block: &Block256) -> &[u64] {
+        // SAFETY: Block256 is 32 bytes, 32-byte aligned, and every bit pattern is a valid
+        // u64; the view borrows `block` immutably.
+        unsafe { core::slice::from_raw_parts(block.words.as_ptr().cast::<u64>(), 4) }
+    }
+
+    #[inline(always)]
+    fn u64_words_mut(block: &mut Block256) -> &mut [u64] {
+        // SAFETY: as in `u64_words`, with the exclusive borrow of `block`.
+        unsafe { core::slice::from_raw_parts_mut(block.words.as_mut_ptr().cast::<u64>(), 4) }
+    }
+
+    #[inline(always)]
+    fn atomic_words(block: &AtomicBlock256) -> &[AtomicU64] {
+        &block.words
+    }
+}
+
+/// Keys that, inserted with `k` probes each into `bits` bits, leave `set` bits set in
+/// expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
+fn fill_to_keys(set: u32, bits: u32, k: u32) -> f64 {
+    let b = f64::from(bits);
+    let set = if set >= bits { b - 0.5 } else { f64::from(set) };
+    (-set / b).ln_1p() / (f64::from(k) * (-1.0 / b).ln_1p())
+}

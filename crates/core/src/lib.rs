@@ -1,0 +1,82 @@
+//! # bloomforge-core
+//!
+//! Bloom filters built for throughput: cache-line-blocked bit arrays probed with SIMD
+//! (AVX2 / AVX-512 chosen at run time, a scalar oracle always compiled), lock-free
+//! concurrent inserts, pipelined batch operations and parallel bulk loading.
+//!
+//! ```
+//! use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter};
+//!
+//! let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?;
+//! f.insert(&"key");
+//! assert!(f.contains(&"key"));
+//!
+//! // Explicit size and probes, a seeded hasher:
+//! let mut g = BlockedBloomFilter::with_num_bits(1 << 24).seed(7).hashes(7)?;
+//! let keys: Vec<u64> = (0..1000).collect();
+//! g.insert_batch(&keys);
+//! let mut out = vec![false; keys.len()];
+//! g.contains_batch(&keys, &mut out)?;
+//! assert!(out.iter().all(|&b| b));
+//! # Ok::<(), bloomforge_core::Error>(())
+//! ```
+//!
+//! | type | layout | use it for |
+//! |---|---|---|
+//! | [`BlockedBloomFilter`] | 512-bit block per key, `k` probes in it | speed at ~10 % more bits |
+//! | [`SplitBlockBloomFilter`] | Parquet SBBF, 8 × 32-bit words | Parquet interop, fastest probes |
+//! | [`StandardBloomFilter`] | `k` probes anywhere | fewest bits, textbook FP |
+//! | `Atomic*` | same bits in `AtomicU64` | concurrent inserts through `&self` |
+//!
+//! Hashing: any `S: BuildHasher`; the default [`DefaultHasher`] is foldhash (fast, seeded,
+//! not collision-resistant); [`KeyedHasher`] is HighwayHash with a secret key for
+//! adversarial input; [`parquet_hash`] for Parquet. Sizing and false-positive theory live
+//! in [`math`].
+
+#![warn(missing_docs)]
+
+pub mod arch;
+pub mod block;
+pub mod builder;
+mod error;
+mod filters;
+pub mod hash;
+mod layout;
+pub mod math;
+mod raw;
+mod standard;
+pub mod stats;
+
+pub use arch::Backend;
+pub use block::{Block256, Block512};
+pub use builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+pub use error::{Error, FilterShape, Result};
+pub use filters::{
+    AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,
+    SplitBlockBloomFilter,
+};
+pub use hash::{parquet_hash, DefaultHasher, KeyedHasher};
+pub use standard::{AtomicStandardBloomFilter, StandardBloomFilter, STANDARD_MAX_HASHES};
+
+/// What every filter of the workspace offers: membership queries and (where the filter
+/// allows) insertion. Shared by `bloomforge-counting` and `bloomforge-dleft`.
+pub trait Filter<T: ?Sized> {
+    /// Why an insert can fail (`Infallible` for plain Bloom filters; a full bucket for
+    /// d-left filters).
+    type InsertError;
+
+    /// Inserts `key`; `Ok(true)` if it may already have been present.
+    ///
+    /// # Errors
+    /// Filter-specific (see `InsertError`); on error the filter is unchanged.
+    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError>;
+
+    /// Whether `key` may be in the filter (`false`: certainly not).
+    fn contains(&self, key: &T) -> bool;
+
+    /// Bits of memory the filter's table occupies.
+    fn memory_bits(&self) -> u64;
+
+    /// The false-positive rate for the current contents.
+    fn expected_false_pos(&self) -> f64;
+}

@@ -1,0 +1,469 @@
+//! The layout-generic engine under the public block filters: storage, single and batch
+//! probes (with prefetch pipelining), and their atomic counterparts. The public types in
+//! `filters.rs` add hashing and the API; everything `unsafe` lives here and in `arch`.
+
+use crate::arch::{dispatch_fn, Backend, Kernel};
+use crate::layout::Layout;
+use crate::{Error, Result};
+use core::hash::{BuildHasher, Hash};
+use core::sync::atomic::Ordering::Relaxed;
+
+/// How many keys ahead of the probe the batch loops hash and prefetch. A DRAM miss costs
+/// ~280 ns here and an independent one ~7 ns, so ~40 lines must be in flight to reach the
+/// floor; 32 measured best (see the README's batch-window numbers).
+pub(crate) const PREFETCH_AHEAD: usize = 32;
+
+/// A source of 64-bit hashes for the batch loops: keys hashed on the fly, or precomputed
+/// hashes.
+pub(crate) trait HashSource {
+    fn len(&self) -> usize;
+    /// The hash of item `i` (`i < len()`).
+    fn hash_at(&self, i: usize) -> u64;
+}
+
+/// Keys hashed with a `BuildHasher`.
+pub(crate) struct Keys<'a, T, S> {
+    pub(crate) keys: &'a [T],
+    pub(crate) hasher: &'a S,
+}
+
+impl<T: Hash, S: BuildHasher> HashSource for Keys<'_, T, S> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+    #[inline(always)]
+    fn hash_at(&self, i: usize) -> u64 {
+        crate::hash::hash_one(self.hasher, &self.keys[i])
+    }
+}
+
+/// Precomputed hashes.
+pub(crate) struct Hashes<'a>(pub(crate) &'a [u64]);
+
+impl HashSource for Hashes<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn hash_at(&self, i: usize) -> u64 {
+        self.0[i]
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
+/// Validates `k` against the layout.
+pub(crate) fn check_hashes<L: Layout>(k: u32) -> Result<()> {
+    if k == 0 || k > L::MAX_HASHES {
+        return Err(Error::InvalidHashCount {
+            k,
+            max: L::MAX_HASHES,
+        });
+    }
+    Ok(())
+}
+
+/// Allocates `n` zeroed blocks, as an error instead of an abort when that fails.
+pub(crate) fn alloc_blocks<B: Default + Clone>(n: u64, max: u64) -> Result<Box<[B]>> {
+    if n == 0 {
+        return Err(Error::ZeroBits);
+    }
+    if n > max {
+        return Err(Error::TooLarge { requested: n, max });
+    }
+    let n = usize::try_from(n).map_err(|_| Error::TooLarge { requested: n, max })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::AllocationFailed {
+            bytes: n.saturating_mul(core::mem::size_of::<B>()),
+        })?;
+    v.resize(n, B::default());
+    Ok(v.into_boxed_slice())
+}
+
+/// Plain (non-atomic) blocks of layout `L` with `k` probes.
+pub(crate) struct RawBlocks<L: Layout> {
+    pub(crate) blocks: Box<[L::Block]>,
+    pub(crate) k: u32,
+    pub(crate) backend: Backend,
+}
+
+impl<L: Layout> Clone for RawBlocks<L> {
+    fn clone(&self) -> Self {
+        Self {
+            blocks: self.blocks.clone(),
+            k: self.k,
+            backend: self.backend,
+        }
+    }
+}
+
+// --- generic kernels, instantiated per backend by `dispatch_fn!` -------------------------
+
+#[inline(always)]
+unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
+    let b = L::block_index(hash, blocks.len());
+    // SAFETY: forwarded contract (CPU supports K::BACKEND).
+    unsafe { L::contains::<K>(&blocks[b], hash as u32, k) }
+}
+
+#[inline(always)]
+unsafe fn insert_one<K: Kernel, L: Layout>(blocks: &mut [L::Block], hash: u64, k: u32) -> bool {
+    let b = L::block_index(hash, blocks.len());
+    // SAFETY: forwarded contract.
+    unsafe { L::insert::<K>(&mut blocks[b], hash as u32, k) }
+}
+
+/// Pipelined batch probe: item `i + PREFETCH_AHEAD` is hashed and its block prefetched
+/// while item `i` is probed.
+#[inline(always)]
+unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
+    blocks: &[L::Block],
+    k: u32,
+    src: &H,
+    out: &mut [bool],
+) {
+    let n = src.len().min(out.len());
+    let nb = blocks.len();
+    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        let h = src.hash_at(i);
+        let b = L::block_index(h, nb);
+        prefetch(&blocks[b]);
+        *slot = (b, h as u32);
+    }
+    for i in 0..n {
+        let slot = i % PREFETCH_AHEAD;
+        let (b, h32) = ring[slot];
+        if i + PREFETCH_AHEAD < n {
+            let h = src.hash_at(i + PREFETCH_AHEAD);
+            let nb_idx = L::block_index(h, nb);
+            prefetch(&blocks[nb_idx]);
+            ring[slot] = (nb_idx, h as u32);
+        }
+        // SAFETY: forwarded contract.
+        out[i] = unsafe { L::contains::<K>(&blocks[b], h32, k) };
+    }
+}
+
+/// Pipelined batch insert (see [`contains_batch`]).
+#[inline(always)]
+unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
+    blocks: &mut [L::Block],
+    k: u32,
+    src: &H,
+) {
+    let n = src.len();
+    let nb = blocks.len();
+    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        let h = src.hash_at(i);
+        let b = L::block_index(h, nb);
+        prefetch(&blocks[b]);
+        *slot = (b, h as u32);
+    }
+    for i in 0..n {
+        let slot = i % PREFETCH_AHEAD;
+        let (b, h32) = ring[slot];
+        if i + PREFETCH_AHEAD < n {
+            let h = src.hash_at(i + PREFETCH_AHEAD);
+            let nb_idx = L::block_index(h, nb);
+            prefetch(&blocks[nb_idx]);
+            ring[slot] = (nb_idx, h as u32);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
+    }
+}
+
+/// Atomic insert of one hash: compute the mask (no memory touched), then per word a relaxed
+/// load and a `fetch_or` only where bits are missing. Returns whether all bits were set.
+///
+/// Why `Relaxed` suffices: the filter's only invariant is "bits are only ever set", and a
+/// `fetch_or` is an atomic read-modify-write, so no set bit can be lost to a concurrent
+/// insert (each word's modification order contains every OR). Every insert that has
+/// returned is visible to later operations of the same thread (program order on one
+/// location), and to other threads after any synchronization that orders them (thread
+/// join, a barrier, a channel, a mutex): that is the visibility callers get. A query racing
+/// with an insert of the same key may or may not see it, which is the only meaningful
+/// answer for an unordered pair of operations. Nothing else is published through the
+/// filter, so no acquire/release pairing is needed.
+#[inline(always)]
+unsafe fn atomic_insert_one<K: Kernel, L: Layout>(
+    blocks: &[L::AtomicBlock],
+    hash: u64,
+    k: u32,
+) -> bool {
+    let b = L::block_index(hash, blocks.len());
+    // SAFETY: forwarded contract.
+    let mask = unsafe { L::mask::<K>(hash as u32, k) };
+    let mut present = true;
+    for (word, &m) in L::atomic_words(&blocks[b]).iter().zip(L::u64_words(&mask)) {
+        if m != 0 && word.load(Relaxed) & m != m {
+            present = false;
+            word.fetch_or(m, Relaxed);
+        }
+    }
+    present
+}
+
+#[inline(always)]
+unsafe fn atomic_contains_one<K: Kernel, L: Layout>(
+    blocks: &[L::AtomicBlock],
+    hash: u64,
+    k: u32,
+) -> bool {
+    let b = L::block_index(hash, blocks.len());
+    // SAFETY: forwarded contract.
+    let mask = unsafe { L::mask::<K>(hash as u32, k) };
+    L::atomic_words(&blocks[b])
+        .iter()
+        .zip(L::u64_words(&mask))
+        .all(|(word, &m)| m == 0 || word.load(Relaxed) & m == m)
+}
+
+#[inline(always)]
+unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
+    blocks: &[L::AtomicBlock],
+    k: u32,
+    src: &H,
+    out: &mut [bool],
+) {
+    let n = src.len().min(out.len());
+    let mut ring = [0u64; PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = src.hash_at(i);
+        prefetch(&blocks[L::block_index(*slot, blocks.len())]);
+    }
+    for i in 0..n {
+        let slot = i % PREFETCH_AHEAD;
+        let h = ring[slot];
+        if i + PREFETCH_AHEAD < n {
+            ring[slot] = src.hash_at(i + PREFETCH_AHEAD);
+            prefetch(&blocks[L::block_index(ring[slot], blocks.len())]);
+        }
+        // SAFETY: forwarded contract.
+        out[i] = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
+    }
+}
+
+#[inline(always)]
+unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
+    blocks: &[L::AtomicBlock],
+    k: u32,
+    src: &H,
+) {
+    let n = src.len();
+    let mut ring = [0u64; PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = src.hash_at(i);
+        prefetch(&blocks[L::block_index(*slot, blocks.len())]);
+    }
+    for i in 0..n {
+        let slot = i % PREFETCH_AHEAD;
+        let h = ring[slot];
+        if i + PREFETCH_AHEAD < n {
+            ring[slot] = src.hash_at(i + PREFETCH_AHEAD);
+            prefetch(&blocks[L::block_index(ring[slot], blocks.len())]);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { atomic_insert_one::<K, L>(blocks, h, k) };
+    }
+}
+
+dispatch_fn! { fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }
+dispatch_fn! { fn d_insert_one<L: Layout>(blocks: &mut [L::Block], hash: u64, k: u32) -> bool => insert_one }
+dispatch_fn! { fn d_contains_batch<L: Layout, H: HashSource>(blocks: &[L::Block], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
+dispatch_fn! { fn d_insert_batch<L: Layout, H: HashSource>(blocks: &mut [L::Block], k: u32, src: &H) -> () => insert_batch }
+dispatch_fn! { fn d_atomic_insert_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_insert_one }
+dispatch_fn! { fn d_atomic_contains_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_contains_one }
+dispatch_fn! { fn d_atomic_contains_batch<L: Layout, H: HashSource>(blocks: &[L::AtomicBlock], k: u32, src: &H, out: &mut [bool]) -> () => atomic_contains_batch }
+dispatch_fn! { fn d_atomic_insert_batch<L: Layout, H: HashSource>(blocks: &[L::AtomicBlock], k: u32, src: &H) -> () => atomic_insert_batch }
+
+/// Checks that a batch's output slice matches its input.
+#[inline]
+pub(crate) fn check_batch_len(keys: usize, out: usize) -> Result<()> {
+    if keys == out {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { keys, out })
+    }
+}
+
+impl<L: Layout> RawBlocks<L> {
+    pub(crate) fn new(num_blocks: u64, k: u32) -> Result<Self> {
+        check_hashes::<L>(k)?;
+        Ok(Self {
+            blocks: alloc_blocks(num_blocks, L::MAX_BLOCKS)?,
+            k,
+            backend: Backend::detect(),
+        })
+    }
+
+    #[inline]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        d_contains_one::<L>(self.backend, &self.blocks, hash, self.k)
+    }
+
+    #[inline]
+    pub(crate) fn insert_hash(&mut self, hash: u64) -> bool {
+        d_insert_one::<L>(self.backend, &mut self.blocks, hash, self.k)
+    }
+
+    pub(crate) fn contains_batch<H: HashSource>(&self, src: &H, out: &mut [bool]) -> Result<()> {
+        check_batch_len(src.len(), out.len())?;
+        d_contains_batch::<L, H>(self.backend, &self.blocks, self.k, src, out);
+        Ok(())
+    }
+
+    pub(crate) fn insert_batch<H: HashSource>(&mut self, src: &H) {
+        d_insert_batch::<L, H>(self.backend, &mut self.blocks, self.k, src);
+    }
+
+    /// The blocks viewed as atomic blocks (for parallel inserts through `&mut self`).
+    pub(crate) fn as_atomic(&mut self) -> &[L::AtomicBlock] {
+        let len = self.blocks.len();
+        // SAFETY: AtomicBlock has the size and alignment of Block (checked at compile time)
+        // and AtomicU64 has the in-memory representation of u64; the exclusive borrow
+        // guarantees no non-atomic access overlaps the returned shared view.
+        unsafe {
+            core::slice::from_raw_parts(self.blocks.as_mut_ptr().cast::<L::AtomicBlock>(), len)
+        }
+    }
+
+    pub(crate) fn count_ones(&self) -> u64 {
+        self.blocks
+            .iter()
+            .flat_map(|b| L::u64_words(b))
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+
+    pub(crate) fn block_popcounts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks
+            .iter()
+            .map(|b| L::u64_words(b).iter().map(|w| w.count_ones()).sum())
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.blocks.fill(L::Block::default());
+    }
+
+    pub(crate) fn zip_words(&mut self, other: &Self, f: impl Fn(u64, u64) -> u64) {
+        for (a, b) in self.blocks.iter_mut().zip(other.blocks.iter()) {
+            for (x, y) in L::u64_words_mut(a).iter_mut().zip(L::u64_words(b)) {
+                *x = f(*x, *y);
+            }
+        }
+    }
+}
+
+/// Atomic blocks of layout `L`.
+pub(crate) struct RawAtomicBlocks<L: Layout> {
+    pub(crate) blocks: Box<[L::AtomicBlock]>,
+    pub(crate) k: u32,
+    pub(crate) backend: Backend,
+}
+
+impl<L: Layout> RawAtomicBlocks<L> {
+    pub(crate) fn from_plain(raw: RawBlocks<L>) -> Self {
+        let len = raw.blocks.len();
+        let ptr = Box::into_raw(raw.blocks).cast::<L::AtomicBlock>();
+        // SAFETY: same size and alignment (checked at compile time), AtomicU64 has u64's
+        // representation, and the allocation is reinterpreted in place with its length.
+        let blocks = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        Self {
+            blocks,
+            k: raw.k,
+            backend: raw.backend,
+        }
+    }
+
+    pub(crate) fn into_plain(self) -> RawBlocks<L> {
+        let len = self.blocks.len();
+        let ptr = Box::into_raw(self.blocks).cast::<L::Block>();
+        // SAFETY: the inverse of `from_plain`; owning the box means no thread still
+        // accesses the atomics.
+        let blocks = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        RawBlocks {
+            blocks,
+            k: self.k,
+            backend: self.backend,
+        }
+    }
+
+    /// A snapshot of the words (relaxed loads), as plain blocks.
+    pub(crate) fn snapshot(&self) -> RawBlocks<L> {
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|ab| {
+                let mut b = L::Block::default();
+                for (d, s) in L::u64_words_mut(&mut b).iter_mut().zip(L::atomic_words(ab)) {
+                    *d = s.load(Relaxed);
+                }
+                b
+            })
+            .collect();
+        RawBlocks {
+            blocks,
+            k: self.k,
+            backend: self.backend,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        d_atomic_contains_one::<L>(self.backend, &self.blocks, hash, self.k)
+    }
+
+    #[inline]
+    pub(crate) fn insert_hash(&self, hash: u64) -> bool {
+        d_atomic_insert_one::<L>(self.backend, &self.blocks, hash, self.k)
+    }
+
+    pub(crate) fn contains_batch<H: HashSource>(&self, src: &H, out: &mut [bool]) -> Result<()> {
+        check_batch_len(src.len(), out.len())?;
+        d_atomic_contains_batch::<L, H>(self.backend, &self.blocks, self.k, src, out);
+        Ok(())
+    }
+
+    pub(crate) fn insert_batch<H: HashSource>(&self, src: &H) {
+        d_atomic_insert_batch::<L, H>(self.backend, &self.blocks, self.k, src);
+    }
+}
+
+/// Inserts `src` into `blocks` from the current rayon pool, in chunks.
+pub(crate) fn par_insert_atomic<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
+    backend: Backend,
+    blocks: &[L::AtomicBlock],
+    k: u32,
+    keys: &[T],
+    hasher: &S,
+) {
+    use rayon::prelude::*;
+    /// Keys per rayon task: large enough to amortise the task, small enough to balance.
+    const CHUNK: usize = 1 << 14;
+    keys.par_chunks(CHUNK).for_each(|chunk| {
+        d_atomic_insert_batch::<L, Keys<'_, T, S>>(
+            backend,
+            blocks,
+            k,
+            &Keys {
+                keys: chunk,
+                hasher,
+            },
+        );
+    });
+}

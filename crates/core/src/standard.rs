@@ -1,0 +1,444 @@
+//! The textbook Bloom filter: `k` probes anywhere in an `m`-bit array.
+
+use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+use crate::error::FilterShape;
+use crate::hash::{fast_range64, hash_one, hasher_fingerprint, mix64, DefaultHasher};
+use crate::raw::{alloc_blocks, check_batch_len};
+use crate::{Error, Filter, Result};
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Largest `k` a standard filter accepts.
+pub const STANDARD_MAX_HASHES: u32 = 64;
+/// Largest number of bits a standard filter accepts.
+const STANDARD_MAX_BITS: u64 = (isize::MAX as u64 / 8) * 8;
+
+/// Probe positions of one hash: enhanced double hashing (Dillinger & Manolios) over two
+/// 64-bit values, each reduced to `0..m` with a 64-bit fast range. `h1` is the key's hash,
+/// `h2` a bijective remix of it (forced odd); the cubic term of enhanced double hashing
+/// breaks the short cycles plain double hashing falls into. Positions are sound for any
+/// `m` up to 2^64 (no 32-bit reduction).
+#[derive(Clone, Copy)]
+pub(crate) struct Probes {
+    x: u64,
+    y: u64,
+    i: u64,
+}
+
+impl Probes {
+    #[inline(always)]
+    pub(crate) fn new(hash: u64) -> Self {
+        Self {
+            x: hash,
+            y: mix64(hash) | 1,
+            i: 0,
+        }
+    }
+
+    /// The next position in `0..m`.
+    #[inline(always)]
+    pub(crate) fn next_pos(&mut self, m: u64) -> u64 {
+        let p = fast_range64(self.x, m);
+        self.x = self.x.wrapping_add(self.y);
+        self.i += 1;
+        self.y = self.y.wrapping_add(self.i);
+        p
+    }
+}
+
+/// The classic Bloom filter: `m` bits, `k` positions per key anywhere in the array.
+///
+/// Every probe is a separate cache line, so it is slower than
+/// [`BlockedBloomFilter`](crate::BlockedBloomFilter) once it outgrows the cache, but its
+/// false-positive rate is the textbook `(1 - e^{-kn/m})^k` at the fewest bits.
+///
+/// ```
+/// use bloomforge_core::StandardBloomFilter;
+/// let mut f = StandardBloomFilter::with_false_pos(0.001).expected_items(1000)?;
+/// f.insert(&"k1");
+/// assert!(f.contains(&"k1"));
+/// assert_eq!(f.num_hashes(), 10);
+/// # Ok::<(), bloomforge_core::Error>(())
+/// ```
+pub struct StandardBloomFilter<S = DefaultHasher> {
+    words: Box<[u64]>,
+    num_bits: u64,
+    k: u32,
+    hasher: S,
+}
+
+impl StandardBloomFilter {
+    /// Starts a builder for false-positive rate `fp`: `m = -n ln p / (ln 2)^2`, best `k`.
+    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
+        FalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder for exactly `bits` bits; finish with `.hashes(k)`.
+    pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
+        NumBitsBuilder::new(bits)
+    }
+}
+
+fn check_standard(bits: u64, k: u32) -> Result<()> {
+    if bits == 0 {
+        return Err(Error::ZeroBits);
+    }
+    if bits > STANDARD_MAX_BITS {
+        return Err(Error::TooLarge {
+            requested: bits,
+            max: STANDARD_MAX_BITS,
+        });
+    }
+    if k == 0 || k > STANDARD_MAX_HASHES {
+        return Err(Error::InvalidHashCount {
+            k,
+            max: STANDARD_MAX_HASHES,
+        });
+    }
+    Ok(())
+}
+
+impl<S> BuildFilter for StandardBloomFilter<S> {
+    type Filter<S2: BuildHasher> = StandardBloomFilter<S2>;
+    type Error = Error;
+
+    fn for_false_pos<S2: BuildHasher>(
+        fp: f64,
+        items: u64,
+        hasher: S2,
+    ) -> Result<StandardBloomFilter<S2>> {
+        let (m, k) = crate::math::std_size(items, fp);
+        Self::for_bits_and_hashes(m, k, hasher)
+    }
+
+    fn for_bits_and_hashes<S2: BuildHasher>(
+        bits: u64,
+        k: u32,
+        hasher: S2,
+    ) -> Result<StandardBloomFilter<S2>> {
+        check_standard(bits, k)?;
+        let words = alloc_blocks::<u64>(bits.div_ceil(64), isize::MAX as u64 / 8)?;
+        Ok(StandardBloomFilter {
+            words,
+            num_bits: bits,
+            k,
+            hasher,
+        })
+    }
+}
+
+#[inline(always)]
+fn test_bit(words: &[u64], p: u64) -> bool {
+    words[(p >> 6) as usize] >> (p & 63) & 1 != 0
+}
+
+impl<S: BuildHasher> StandardBloomFilter<S> {
+    /// Inserts `key`; `true` if all its bits were already set.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(hash_one(&self.hasher, key))
+    }
+
+    /// Whether `key` may be present.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_one(&self.hasher, key))
+    }
+
+    /// Inserts by precomputed hash.
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash);
+        let mut present = true;
+        for _ in 0..self.k {
+            let p = probes.next_pos(self.num_bits);
+            let w = &mut self.words[(p >> 6) as usize];
+            let bit = 1u64 << (p & 63);
+            present &= *w & bit != 0;
+            *w |= bit;
+        }
+        present
+    }
+
+    /// Queries by precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash);
+        (0..self.k).all(|_| test_bit(&self.words, probes.next_pos(self.num_bits)))
+    }
+
+    /// Inserts every key of `keys`.
+    pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
+        for key in keys {
+            self.insert(key);
+        }
+    }
+
+    /// Queries every key of `keys` into `out`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `keys.len() == out.len()`.
+    pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+        check_batch_len(keys.len(), out.len())?;
+        for (key, o) in keys.iter().zip(out) {
+            *o = self.contains(key);
+        }
+        Ok(())
+    }
+
+    /// Number of bits.
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The false-positive rate for the current contents, `(set bits / m)^k`.
+    pub fn expected_false_pos(&self) -> f64 {
+        crate::math::realized_fp_standard(self.count_ones(), self.num_bits, self.k)
+    }
+
+    /// Estimated number of distinct keys inserted (Swamidass & Baldi):
+    /// `-(m/k) ln(1 - X/m)`.
+    pub fn estimated_len(&self) -> f64 {
+        let m = self.num_bits as f64;
+        let x = (self.count_ones() as f64).min(m - 0.5);
+        -(m / f64::from(self.k)) * (-x / m).ln_1p()
+    }
+
+    /// Whether no bit is set.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Unsets every bit.
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
+    /// Size, probes and hasher fingerprint.
+    pub fn shape(&self) -> FilterShape {
+        FilterShape {
+            num_bits: self.num_bits,
+            num_hashes: self.k,
+            hasher_fingerprint: hasher_fingerprint(&self.hasher),
+        }
+    }
+
+    fn combine(&mut self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Result<()> {
+        let (left, right) = (self.shape(), other.shape());
+        if left != right {
+            return Err(Error::IncompatibleFilters { left, right });
+        }
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a = f(*a, *b);
+        }
+        Ok(())
+    }
+
+    /// Adds every key of `other` (bitwise OR).
+    ///
+    /// # Errors
+    /// [`Error::IncompatibleFilters`] (and `self` unchanged) on a size, `k` or hasher
+    /// mismatch.
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.combine(other, |a, b| a | b)
+    }
+
+    /// Keeps only bits set in both (bitwise AND).
+    ///
+    /// # Errors
+    /// As [`union`](Self::union).
+    pub fn intersect(&mut self, other: &Self) -> Result<()> {
+        self.combine(other, |a, b| a & b)
+    }
+
+    /// The words of the bit array (bit `p` is bit `p % 64` of word `p / 64`).
+    pub fn as_words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+impl<S: Clone> Clone for StandardBloomFilter<S> {
+    fn clone(&self) -> Self {
+        Self {
+            words: self.words.clone(),
+            num_bits: self.num_bits,
+            k: self.k,
+            hasher: self.hasher.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for StandardBloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StandardBloomFilter")
+            .field("num_bits", &self.num_bits)
+            .field("num_hashes", &self.k)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: BuildHasher> PartialEq for StandardBloomFilter<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape() == other.shape() && self.words == other.words
+    }
+}
+
+impl<S: BuildHasher> Eq for StandardBloomFilter<S> {}
+
+impl<T: Hash, S: BuildHasher> Extend<T> for StandardBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for key in iter {
+            self.insert(&key);
+        }
+    }
+}
+
+/// Collects keys into a filter sized for their number at 1 % false positives.
+impl<T: Hash> FromIterator<T> for StandardBloomFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let keys: Vec<T> = iter.into_iter().collect();
+        let mut filter = Self::with_false_pos(0.01)
+            .expected_items(keys.len().max(1) as u64)
+            .unwrap_or_else(|_| {
+                Self::with_num_bits(64)
+                    .hashes(7)
+                    .unwrap_or_else(|_| unreachable!())
+            });
+        filter.insert_batch(&keys);
+        filter
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for StandardBloomFilter<S> {
+    type InsertError = core::convert::Infallible;
+    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+        Ok(self.insert(key))
+    }
+    fn contains(&self, key: &T) -> bool {
+        StandardBloomFilter::contains(self, key)
+    }
+    fn memory_bits(&self) -> u64 {
+        self.num_bits
+    }
+    fn expected_false_pos(&self) -> f64 {
+        StandardBloomFilter::expected_false_pos(self)
+    }
+}
+
+/// A [`StandardBloomFilter`] with `&self` inserts (`AtomicU64` words, `fetch_or` only where
+/// a bit is missing). Converts to and from the plain filter for free.
+pub struct AtomicStandardBloomFilter<S = DefaultHasher> {
+    words: Box<[AtomicU64]>,
+    num_bits: u64,
+    k: u32,
+    hasher: S,
+}
+
+impl<S> From<StandardBloomFilter<S>> for AtomicStandardBloomFilter<S> {
+    fn from(plain: StandardBloomFilter<S>) -> Self {
+        let len = plain.words.len();
+        let ptr = Box::into_raw(plain.words).cast::<AtomicU64>();
+        // SAFETY: AtomicU64 has the size, alignment and representation of u64; the
+        // allocation is reinterpreted in place with its length.
+        let words = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        Self {
+            words,
+            num_bits: plain.num_bits,
+            k: plain.k,
+            hasher: plain.hasher,
+        }
+    }
+}
+
+impl<S> AtomicStandardBloomFilter<S> {
+    /// The plain filter with the same bits (free).
+    pub fn into_inner(self) -> StandardBloomFilter<S> {
+        let len = self.words.len();
+        let ptr = Box::into_raw(self.words).cast::<u64>();
+        // SAFETY: the inverse of `From<StandardBloomFilter>`; owning the box means no other
+        // thread accesses the atomics.
+        let words = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        StandardBloomFilter {
+            words,
+            num_bits: self.num_bits,
+            k: self.k,
+            hasher: self.hasher,
+        }
+    }
+}
+
+impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
+    /// Inserts `key` from any thread; `true` if all its bits were already set. The same
+    /// visibility rules as [`AtomicBlockedBloomFilter`](crate::AtomicBlockedBloomFilter).
+    pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        let mut probes = Probes::new(hash_one(&self.hasher, key));
+        let mut present = true;
+        for _ in 0..self.k {
+            let p = probes.next_pos(self.num_bits);
+            let w = &self.words[(p >> 6) as usize];
+            let bit = 1u64 << (p & 63);
+            if w.load(Relaxed) & bit == 0 {
+                present = false;
+                w.fetch_or(bit, Relaxed);
+            }
+        }
+        present
+    }
+
+    /// Whether `key` may be present.
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        let mut probes = Probes::new(hash_one(&self.hasher, key));
+        (0..self.k).all(|_| {
+            let p = probes.next_pos(self.num_bits);
+            self.words[(p >> 6) as usize].load(Relaxed) >> (p & 63) & 1 != 0
+        })
+    }
+
+    /// Inserts `keys` from all threads of the current rayon pool.
+    pub fn par_insert_batch<T: Hash + Sync>(&self, keys: &[T])
+    where
+        S: Sync,
+    {
+        use rayon::prelude::*;
+        keys.par_iter().for_each(|k| {
+            self.insert(k);
+        });
+    }
+
+    /// Number of bits.
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.k
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for AtomicStandardBloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AtomicStandardBloomFilter")
+            .field("num_bits", &self.num_bits)
+            .field("num_hashes", &self.k)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}

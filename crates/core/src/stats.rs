@@ -1,0 +1,1 @@
+//! Statistics for false-positive tests (placeholder).
