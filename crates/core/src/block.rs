@@ -49,27 +49,21 @@ impl Block256 {
     pub fn count_ones(&self) -> u32 {
         self.words.iter().map(|w| w.count_ones()).sum()
     }
-
-    /// The block as four `u64` words (word `i` holds `u32` words `2i` and `2i + 1`).
-    #[inline(always)]
-    pub fn to_u64s(&self) -> [u64; 4] {
-        let w = &self.words;
-        core::array::from_fn(|i| u64::from(w[2 * i]) | (u64::from(w[2 * i + 1]) << 32))
-    }
-
-    /// The inverse of [`Block256::to_u64s`].
-    #[inline(always)]
-    pub fn from_u64s(words: [u64; 4]) -> Block256 {
-        Block256 {
-            words: core::array::from_fn(|i| (words[i / 2] >> (32 * (i % 2))) as u32),
-        }
-    }
 }
 
 /// Multiplier of the blocked layout's probe sequence: probe `j` of a key with 32-bit
 /// hash `h` is the top 9 bits of `h * C^(j+1) mod 2^32` (RocksDB's FastLocalBloom scheme:
 /// each probe re-mixes all 32 bits, unlike splitting a hash into 9-bit pieces).
 pub const BLOCKED_MULTIPLIER: u32 = 0x9e37_79b9;
+
+/// Position (0..512) of probe `j` of a key whose low 32 hash bits are `h32`, in a blocked
+/// filter's block: the top 9 bits of `h32 * C^(j+1) mod 2^32`. Public so structures that
+/// share the blocked hashing (the counting filter) derive identical positions: the top 7
+/// bits, for a 128-counter line, are this value `>> 2`.
+#[inline(always)]
+pub const fn blocked_position(h32: u32, j: usize) -> u32 {
+    h32.wrapping_mul(BLOCKED_POWERS[j]) >> 23
+}
 
 /// Largest number of probes a blocked filter supports.
 pub const BLOCKED_MAX_HASHES: u32 = 64;

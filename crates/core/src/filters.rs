@@ -59,6 +59,24 @@ macro_rules! block_filters {
         }
 
         impl<S: BuildHasher> $Plain<S> {
+            /// Rebuilds a filter from its blocks, probe count and hasher (e.g. exported by
+            /// another structure with the same hashing, or deserialized).
+            ///
+            /// # Errors
+            /// [`Error::ZeroBits`] for no blocks, [`Error::TooLarge`] above the layout's
+            /// block limit, [`Error::InvalidHashCount`] for a `k` the layout cannot use.
+            pub fn from_blocks(blocks: Vec<$Block>, num_hashes: u32, hasher: S) -> Result<Self> {
+                crate::raw::check_hashes::<$L>(num_hashes)?;
+                if blocks.is_empty() {
+                    return Err(Error::ZeroBits);
+                }
+                if blocks.len() as u64 > <$L>::MAX_BLOCKS {
+                    return Err(Error::TooLarge { requested: blocks.len() as u64, max: <$L>::MAX_BLOCKS });
+                }
+                let raw = RawBlocks { blocks: blocks.into_boxed_slice(), k: num_hashes, backend: Backend::detect() };
+                Ok(Self { raw, hasher })
+            }
+
             /// Inserts `key`. Returns `true` if all its bits were already set (the key may
             /// have been present), `false` if it was certainly new.
             #[inline]

@@ -13,6 +13,8 @@ pub(crate) trait Layout: 'static {
     type AtomicBlock: Send + Sync + 'static;
     /// Bits per block.
     const BLOCK_BITS: u32;
+    /// Smallest number of probes (`k`) the layout supports.
+    const MIN_HASHES: u32;
     /// Largest number of probes (`k`) the layout supports.
     const MAX_HASHES: u32;
     /// Largest number of blocks the block-index reduction can address.
@@ -24,17 +26,17 @@ pub(crate) trait Layout: 'static {
     /// See [`Kernel`].
     ///
     /// # Safety
-    /// The CPU supports `K::BACKEND`.
+    /// The CPU supports the backend of `K`.
     unsafe fn contains<K: Kernel>(block: &Self::Block, h32: u32, k: u32) -> bool;
     /// See [`Kernel`].
     ///
     /// # Safety
-    /// The CPU supports `K::BACKEND`.
+    /// The CPU supports the backend of `K`.
     unsafe fn insert<K: Kernel>(block: &mut Self::Block, h32: u32, k: u32) -> bool;
     /// The probe bits of `h32`, as a block.
     ///
     /// # Safety
-    /// The CPU supports `K::BACKEND`.
+    /// The CPU supports the backend of `K`.
     unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Self::Block;
 
     /// Bits per key and probes per key to reach FP `p` under this layout's own formula.
@@ -85,6 +87,7 @@ impl Layout for Blocked512 {
     type Block = Block512;
     type AtomicBlock = AtomicBlock512;
     const BLOCK_BITS: u32 = 512;
+    const MIN_HASHES: u32 = 1;
     const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
     const MAX_BLOCKS: u64 = (isize::MAX as u64) / 64;
 
@@ -143,6 +146,8 @@ impl Layout for Split256 {
     type Block = Block256;
     type AtomicBlock = AtomicBlock256;
     const BLOCK_BITS: u32 = 256;
+    // One bit per word of eight: k is always 8.
+    const MIN_HASHES: u32 = 8;
     const MAX_HASHES: u32 = 8;
     // The Parquet reduction `((h >> 32) * n) >> 32` addresses at most 2^32 blocks.
     const MAX_BLOCKS: u64 = 1 << 32;

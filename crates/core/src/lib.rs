@@ -56,7 +56,7 @@ pub use filters::{
     SplitBlockBloomFilter,
 };
 pub use hash::{parquet_hash, DefaultHasher, KeyedHasher};
-pub use standard::{AtomicStandardBloomFilter, StandardBloomFilter, STANDARD_MAX_HASHES};
+pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
 
 /// What every filter of the workspace offers: membership queries and (where the filter
 /// allows) insertion. Shared by `bloomforge-counting` and `bloomforge-dleft`.

@@ -65,7 +65,7 @@ fn prefetch<T>(ptr: *const T) {
 
 /// Validates `k` against the layout.
 pub(crate) fn check_hashes<L: Layout>(k: u32) -> Result<()> {
-    if k == 0 || k > L::MAX_HASHES {
+    if k < L::MIN_HASHES.max(1) || k > L::MAX_HASHES {
         return Err(Error::InvalidHashCount {
             k,
             max: L::MAX_HASHES,
@@ -114,7 +114,7 @@ impl<L: Layout> Clone for RawBlocks<L> {
 #[inline(always)]
 unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
-    // SAFETY: forwarded contract (CPU supports K::BACKEND).
+    // SAFETY: forwarded contract (the CPU supports the backend of K).
     unsafe { L::contains::<K>(&blocks[b], hash as u32, k) }
 }
 
@@ -348,12 +348,6 @@ impl<L: Layout> RawBlocks<L> {
             .flat_map(|b| L::u64_words(b))
             .map(|w| u64::from(w.count_ones()))
             .sum()
-    }
-
-    pub(crate) fn block_popcounts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.blocks
-            .iter()
-            .map(|b| L::u64_words(b).iter().map(|w| w.count_ones()).sum())
     }
 
     pub(crate) fn clear(&mut self) {

@@ -19,16 +19,20 @@ const STANDARD_MAX_BITS: u64 = (isize::MAX as u64 / 8) * 8;
 /// `h2` a bijective remix of it (forced odd); the cubic term of enhanced double hashing
 /// breaks the short cycles plain double hashing falls into. Positions are sound for any
 /// `m` up to 2^64 (no 32-bit reduction).
-#[derive(Clone, Copy)]
-pub(crate) struct Probes {
+///
+/// Public so that structures sharing this filter's hashing (the counting filter's standard
+/// layout) derive identical positions.
+#[derive(Clone, Copy, Debug)]
+pub struct Probes {
     x: u64,
     y: u64,
     i: u64,
 }
 
 impl Probes {
+    /// The probe sequence of a key with 64-bit hash `hash`.
     #[inline(always)]
-    pub(crate) fn new(hash: u64) -> Self {
+    pub fn new(hash: u64) -> Self {
         Self {
             x: hash,
             y: mix64(hash) | 1,
@@ -38,7 +42,7 @@ impl Probes {
 
     /// The next position in `0..m`.
     #[inline(always)]
-    pub(crate) fn next_pos(&mut self, m: u64) -> u64 {
+    pub fn next_pos(&mut self, m: u64) -> u64 {
         let p = fast_range64(self.x, m);
         self.x = self.x.wrapping_add(self.y);
         self.i += 1;
@@ -265,6 +269,25 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     /// As [`union`](Self::union).
     pub fn intersect(&mut self, other: &Self) -> Result<()> {
         self.combine(other, |a, b| a & b)
+    }
+
+    /// Rebuilds a filter from its words (bit `p` is bit `p % 64` of word `p / 64`), size in
+    /// bits, probe count and hasher. Bits at positions `>= num_bits` are cleared.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`], [`Error::InvalidHashCount`], or [`Error::InvalidBitset`] when
+    /// `words.len()` is not `ceil(num_bits / 64)`.
+    pub fn from_words(mut words: Vec<u64>, num_bits: u64, num_hashes: u32, hasher: S) -> Result<Self> {
+        check_standard(num_bits, num_hashes)?;
+        if words.len() as u64 != num_bits.div_ceil(64) {
+            return Err(Error::InvalidBitset { len: words.len() * 8, reason: "word count must be ceil(num_bits / 64)" });
+        }
+        if num_bits % 64 != 0 {
+            if let Some(last) = words.last_mut() {
+                *last &= (1u64 << (num_bits % 64)) - 1;
+            }
+        }
+        Ok(Self { words: words.into_boxed_slice(), num_bits, k: num_hashes, hasher })
     }
 
     /// The words of the bit array (bit `p` is bit `p % 64` of word `p / 64`).

@@ -5,7 +5,7 @@
 //! `vpermd` from both halves and blended, and tested with one `vptest`. Split-block probes:
 //! one multiply by the eight salts, `>> 27`, `1 << x` per lane, one `vptest`.
 
-use super::{Backend, Kernel};
+use super::Kernel;
 use crate::block::{Block256, Block512, BLOCKED_POWERS, SPLIT_SALTS};
 use core::arch::x86_64::*;
 
@@ -36,7 +36,6 @@ unsafe fn active_lanes(n: u32) -> __m256i {
 // SAFETY: every method uses AVX2 intrinsics only; the trait contract makes callers
 // guarantee AVX2.
 unsafe impl Kernel for Avx2 {
-    const BACKEND: Backend = Backend::Avx2;
 
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {

@@ -6,7 +6,7 @@
 //! one AVX2 register; wider registers do not help a single key).
 
 use super::avx2::Avx2;
-use super::{Backend, Kernel};
+use super::Kernel;
 use crate::block::{Block256, Block512, BLOCKED_POWERS};
 use core::arch::x86_64::*;
 
@@ -36,7 +36,6 @@ fn lane_mask(n: u32) -> __mmask16 {
 // SAFETY: every method uses AVX2 / AVX-512F intrinsics only; the trait contract makes callers
 // guarantee both.
 unsafe impl Kernel for Avx512 {
-    const BACKEND: Backend = Backend::Avx512;
 
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {

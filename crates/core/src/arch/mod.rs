@@ -98,46 +98,44 @@ impl Backend {
 /// # Safety
 /// Implementations may use CPU features beyond the compilation target. Calling any method
 /// requires that the CPU supports the implementation's backend
-/// (`Backend::is_available()`), and the caller must be compiled with (or inlined into a
+/// (`Backend::is_available()` for the `Backend` the implementation is named after), and the caller must be compiled with (or inlined into a
 /// function with) those target features enabled for the intrinsics to inline.
 pub(crate) unsafe trait Kernel {
-    /// The backend this kernel implements.
-    const BACKEND: Backend;
 
     /// Whether every one of the `k` probe bits of `h32` is set in `block`.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool;
 
     /// The 512-bit mask of the `k` probe bits of `h32`.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512;
 
     /// Sets the probe bits of `h32`; returns whether they were all set before.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool;
 
     /// The split-block mask of `h32`: one bit per 32-bit word (Parquet salts).
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn split_mask(h32: u32) -> Block256;
 
     /// Whether all eight mask bits of `h32` are set in `block`.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool;
 
     /// Sets the eight mask bits; returns whether they were all set before.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU supports the backend this kernel implements.
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool;
 }
 
@@ -146,7 +144,7 @@ pub(crate) unsafe trait Kernel {
 ///
 /// `$name` is the wrapper's name, `$generics`/`$args`/`$ret` its signature; `$generic` is an
 /// `#[inline(always)] unsafe fn` whose only safety requirement is that the CPU supports
-/// `K::BACKEND`, taking `K: Kernel` as its first generic parameter.
+/// the backend of `K`, taking `K: Kernel` as its first generic parameter.
 macro_rules! dispatch_fn {
     (
         $(#[$meta:meta])*

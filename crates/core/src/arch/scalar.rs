@@ -1,16 +1,12 @@
 //! Portable scalar kernels: the reference every SIMD kernel is tested against.
 
-use super::{Backend, Kernel};
-use crate::block::{Block256, Block512, BLOCKED_POWERS, SPLIT_SALTS};
+use super::Kernel;
+use crate::block::{Block256, Block512, SPLIT_SALTS};
 
 /// The portable kernel.
 pub(crate) struct Scalar;
 
-/// Position (0..512) of probe `j` of `h32` in a 512-bit block.
-#[inline(always)]
-pub(crate) fn blocked_position(h32: u32, j: usize) -> u32 {
-    h32.wrapping_mul(BLOCKED_POWERS[j]) >> 23
-}
+pub(crate) use crate::block::blocked_position;
 
 /// Bit (0..32) that `h32` sets in word `i` of a split block.
 #[inline(always)]
@@ -20,7 +16,6 @@ pub(crate) fn split_bit(h32: u32, i: usize) -> u32 {
 
 // SAFETY: the scalar kernel uses no CPU feature beyond the compilation target.
 unsafe impl Kernel for Scalar {
-    const BACKEND: Backend = Backend::Scalar;
 
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {

@@ -1,0 +1,287 @@
+//! Properties that must hold for every key, size and backend: no false negatives, every SIMD
+//! backend bit-identical to the scalar oracle, batch calls identical to single calls, typed
+//! errors on bad input.
+
+mod common;
+
+use bloomforge_core::*;
+use common::SplitMix64;
+use proptest::prelude::*;
+
+fn blocked(bits: u64, k: u32, backend: Backend) -> BlockedBloomFilter {
+    let mut f = BlockedBloomFilter::with_num_bits(bits).hashes(k).unwrap();
+    f.set_backend(backend).unwrap();
+    f
+}
+
+fn split(blocks: u64, backend: Backend) -> SplitBlockBloomFilter {
+    let mut f = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+    f.set_backend(backend).unwrap();
+    f
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_false_negatives(
+        keys in proptest::collection::vec(any::<Vec<u8>>(), 0..300),
+        bits in 1u64..50_000,
+        k in 1u32..=64,
+    ) {
+        for backend in Backend::available() {
+            let mut b = blocked(bits, k, backend);
+            let mut s = split(bits.div_ceil(256), backend);
+            let mut st = StandardBloomFilter::with_num_bits(bits).hashes(k).unwrap();
+            for key in &keys {
+                b.insert(key);
+                s.insert(key);
+                st.insert(key);
+            }
+            for key in &keys {
+                prop_assert!(b.contains(key));
+                prop_assert!(s.contains(key));
+                prop_assert!(st.contains(key));
+            }
+            let mut atomic = AtomicBlockedBloomFilter::with_num_bits(bits).hashes(k).unwrap();
+            atomic.set_backend(backend).unwrap();
+            for key in &keys {
+                atomic.insert(key);
+            }
+            prop_assert!(keys.iter().all(|key| atomic.contains(key)));
+            prop_assert_eq!(atomic.into_inner(), b);
+        }
+    }
+
+    #[test]
+    fn strings_and_integers(keys in proptest::collection::vec(".*", 0..100), ints in proptest::collection::vec(any::<u64>(), 0..100)) {
+        let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(200).unwrap();
+        f.extend(keys.iter().map(String::as_str));
+        f.extend(ints.iter());
+        prop_assert!(keys.iter().all(|k| f.contains(k.as_str())));
+        prop_assert!(ints.iter().all(|k| f.contains(k)));
+    }
+}
+
+/// Hashes that exercise edge positions: 0, all ones, single bits, and random.
+fn edge_hashes(rng: &mut SplitMix64, n: usize) -> Vec<u64> {
+    let mut v = vec![0, u64::MAX, 1, 1 << 63, u64::MAX >> 1, 0xffff_ffff, 0xffff_ffff_0000_0000];
+    v.extend((0..64).map(|i| 1u64 << i));
+    v.extend(rng.keys(n));
+    v
+}
+
+#[test]
+fn every_backend_matches_the_scalar_oracle() {
+    let mut rng = SplitMix64(7);
+    let hashes = edge_hashes(&mut rng, 5000);
+    let probes = edge_hashes(&mut rng, 20_000);
+    // 1 block (every key in one block), a few blocks, many; k from 1 to the maximum.
+    for &bits in &[1u64, 512, 4096, 1 << 20] {
+        for &k in &[1u32, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64] {
+            let mut oracle = blocked(bits, k, Backend::Scalar);
+            oracle.insert_hash_batch(&hashes);
+            let oracle_answers: Vec<bool> = probes.iter().map(|&h| oracle.contains_hash(h)).collect();
+            for backend in Backend::available() {
+                let mut f = blocked(bits, k, backend);
+                for &h in &hashes {
+                    f.insert_hash(h);
+                }
+                assert_eq!(f.blocks(), oracle.blocks(), "{backend:?} bits={bits} k={k}");
+                let answers: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
+                assert_eq!(answers, oracle_answers, "{backend:?} bits={bits} k={k}");
+            }
+        }
+        let blocks = bits.div_ceil(256);
+        let mut oracle = split(blocks, Backend::Scalar);
+        oracle.insert_hash_batch(&hashes);
+        let oracle_answers: Vec<bool> = probes.iter().map(|&h| oracle.contains_hash(h)).collect();
+        for backend in Backend::available() {
+            let mut f = split(blocks, backend);
+            for &h in &hashes {
+                f.insert_hash(h);
+            }
+            assert_eq!(f.blocks(), oracle.blocks(), "{backend:?} blocks={blocks}");
+            let answers: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
+            assert_eq!(answers, oracle_answers, "{backend:?}");
+        }
+    }
+}
+
+#[test]
+fn all_ones_and_empty_filters() {
+    let mut rng = SplitMix64(11);
+    let probes = rng.keys(2000);
+    for backend in Backend::available() {
+        let empty = blocked(4096, 64, backend);
+        assert!(probes.iter().all(|&h| !empty.contains_hash(h)));
+        let full = BlockedBloomFilter::from_blocks(vec![Block512 { words: [u64::MAX; 8] }; 8], 64, DefaultHasher::default())
+            .map(|mut f| {
+                f.set_backend(backend).unwrap();
+                f
+            })
+            .unwrap();
+        assert!(probes.iter().all(|&h| full.contains_hash(h)));
+        let mut out = vec![false; probes.len()];
+        full.contains_hash_batch(&probes, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b));
+        let s = split(8, backend);
+        assert!(probes.iter().all(|&h| !s.contains_hash(h)));
+        let full = SplitBlockBloomFilter::from_parquet_bitset(&[0xff; 256]).unwrap();
+        assert!(probes.iter().all(|&h| full.contains_hash(h)));
+    }
+}
+
+#[test]
+fn batches_match_single_calls_for_every_length() {
+    let mut rng = SplitMix64(3);
+    let members = rng.keys(400);
+    for backend in Backend::available() {
+        let mut b = blocked(1 << 14, 7, backend);
+        let mut s = split(64, backend);
+        b.insert_batch(&members[..200]);
+        s.insert_batch(&members[..200]);
+        let atomic_b = AtomicBlockedBloomFilter::from(b.clone());
+        let atomic_s = AtomicSplitBlockBloomFilter::from(s.clone());
+        for len in 0..=257usize {
+            // Mixed batch: members, non-members; also all-members and empty filters.
+            let keys: Vec<u64> = members[200 - len.min(200)..].iter().copied().take(len).collect();
+            let mut out = vec![false; keys.len()];
+            b.contains_batch(&keys, &mut out).unwrap();
+            assert_eq!(out, keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>(), "{backend:?} {len}");
+            atomic_b.contains_batch(&keys, &mut out).unwrap();
+            assert_eq!(out, keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>());
+            s.contains_batch(&keys, &mut out).unwrap();
+            assert_eq!(out, keys.iter().map(|k| s.contains(k)).collect::<Vec<_>>());
+            atomic_s.contains_batch(&keys, &mut out).unwrap();
+            assert_eq!(out, keys.iter().map(|k| s.contains(k)).collect::<Vec<_>>());
+            // Batch inserts give the same bits as single inserts.
+            let mut single = blocked(1 << 12, 5, backend);
+            let mut batch = blocked(1 << 12, 5, backend);
+            let atomic = AtomicBlockedBloomFilter::from(blocked(1 << 12, 5, backend));
+            keys.iter().for_each(|k| {
+                single.insert(k);
+            });
+            batch.insert_batch(&keys);
+            atomic.insert_batch(&keys);
+            assert_eq!(single, batch, "{len}");
+            assert_eq!(single, atomic.into_inner());
+            let mut single = split(16, backend);
+            let mut batch = split(16, backend);
+            keys.iter().for_each(|k| {
+                single.insert(k);
+            });
+            batch.insert_batch(&keys);
+            assert_eq!(single, batch);
+        }
+    }
+}
+
+#[test]
+fn batch_length_mismatch_is_an_error() {
+    let f = BlockedBloomFilter::with_num_bits(1024).hashes(4).unwrap();
+    let mut out = vec![true; 3];
+    let err = f.contains_batch(&[1u64, 2], &mut out).unwrap_err();
+    assert_eq!(err, Error::LengthMismatch { keys: 2, out: 3 });
+    assert_eq!(out, vec![true; 3], "out untouched on error");
+    let a = AtomicSplitBlockBloomFilter::with_num_bits(1024).hashes(8).unwrap();
+    assert!(a.contains_hash_batch(&[1, 2, 3, 4], &mut out).is_err());
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            BlockedBloomFilter::with_false_pos(p).expected_items(10),
+            Err(Error::InvalidFalsePositiveRate(_))
+        ));
+        assert!(SplitBlockBloomFilter::with_false_pos(p).expected_items(10).is_err());
+        assert!(StandardBloomFilter::with_false_pos(p).expected_items(10).is_err());
+    }
+    assert_eq!(BlockedBloomFilter::with_false_pos(0.01).expected_items(0).unwrap_err(), Error::ZeroItems);
+    assert_eq!(BlockedBloomFilter::with_num_bits(0).hashes(3).unwrap_err(), Error::ZeroBits);
+    assert_eq!(StandardBloomFilter::with_num_bits(0).hashes(3).unwrap_err(), Error::ZeroBits);
+    for k in [0, 65, 1000] {
+        assert!(matches!(BlockedBloomFilter::with_num_bits(512).hashes(k), Err(Error::InvalidHashCount { .. })));
+        assert!(matches!(StandardBloomFilter::with_num_bits(512).hashes(k), Err(Error::InvalidHashCount { .. })));
+    }
+    assert!(matches!(SplitBlockBloomFilter::with_num_bits(512).hashes(7), Err(Error::InvalidHashCount { k: 7, max: 8 })));
+    assert!(matches!(SplitBlockBloomFilter::with_num_blocks(0), Err(Error::ZeroBits)));
+    assert!(matches!(SplitBlockBloomFilter::with_num_blocks((1 << 32) + 1), Err(Error::TooLarge { .. })));
+    assert!(matches!(BlockedBloomFilter::with_num_bits(u64::MAX).hashes(7), Err(Error::TooLarge { .. })));
+    assert!(BlockedBloomFilter::with_false_pos(1e-300).expected_items(u64::MAX).is_err());
+    for len in [0usize, 1, 31, 33, 100] {
+        assert!(matches!(
+            SplitBlockBloomFilter::from_parquet_bitset(&vec![0u8; len]),
+            Err(Error::InvalidBitset { .. })
+        ));
+    }
+    assert!(BlockedBloomFilter::from_blocks(vec![], 3, DefaultHasher::default()).is_err());
+    assert!(StandardBloomFilter::from_words(vec![0; 2], 64, 3, DefaultHasher::default()).is_err());
+}
+
+#[test]
+fn union_and_intersect_check_compatibility() {
+    let mut a = BlockedBloomFilter::with_num_bits(4096).hashes(5).unwrap();
+    let mut b = BlockedBloomFilter::with_num_bits(4096).hashes(5).unwrap();
+    a.insert(&"a");
+    b.insert(&"b");
+    let before = a.clone();
+    for other in [
+        BlockedBloomFilter::with_num_bits(8192).hashes(5).unwrap(),
+        BlockedBloomFilter::with_num_bits(4096).hashes(6).unwrap(),
+        BlockedBloomFilter::with_num_bits(4096).seed(1).hashes(5).unwrap(),
+    ] {
+        assert!(matches!(a.union(&other), Err(Error::IncompatibleFilters { .. })));
+        assert!(matches!(a.intersect(&other), Err(Error::IncompatibleFilters { .. })));
+        assert_eq!(a, before, "unchanged on error");
+    }
+    let mut u = a.clone();
+    u.union(&b).unwrap();
+    assert!(u.contains(&"a") && u.contains(&"b"));
+    let mut i = u.clone();
+    i.intersect(&a).unwrap();
+    assert!(i.contains(&"a"));
+    assert_eq!(i, a);
+
+    let mut s1 = StandardBloomFilter::with_num_bits(1000).hashes(3).unwrap();
+    let s2 = StandardBloomFilter::with_num_bits(1001).hashes(3).unwrap();
+    assert!(s1.union(&s2).is_err());
+    let mut p1 = SplitBlockBloomFilter::with_num_blocks(4).unwrap();
+    let p2 = SplitBlockBloomFilter::with_num_blocks(5).unwrap();
+    assert!(p1.union(&p2).is_err());
+    // Keyed hashers with different keys are incompatible.
+    let mut k1 = BlockedBloomFilter::with_num_bits(512).hasher(KeyedHasher::with_key([1, 2, 3, 4])).hashes(3).unwrap();
+    let k2 = BlockedBloomFilter::with_num_bits(512).hasher(KeyedHasher::with_key([1, 2, 3, 5])).hashes(3).unwrap();
+    assert!(k1.union(&k2).is_err());
+}
+
+#[test]
+fn estimates_and_clear() {
+    let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(100_000).unwrap();
+    let keys = SplitMix64(5).keys(100_000);
+    f.insert_batch(&keys);
+    let est = f.estimated_len();
+    assert!((est - 100_000.0).abs() < 3_000.0, "estimate {est}");
+    let mut s = StandardBloomFilter::with_false_pos(0.01).expected_items(100_000).unwrap();
+    s.insert_batch(&keys);
+    assert!((s.estimated_len() - 100_000.0).abs() < 3_000.0);
+    assert!(f.expected_false_pos() < 0.011);
+    f.clear();
+    assert!(f.is_empty());
+    assert_eq!(f.expected_false_pos(), 0.0);
+    let collected: BlockedBloomFilter = (0..1000u32).collect();
+    assert!((0..1000u32).all(|i| collected.contains(&i)));
+}
+
+#[test]
+fn filters_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<BlockedBloomFilter>();
+    check::<SplitBlockBloomFilter>();
+    check::<StandardBloomFilter>();
+    check::<AtomicBlockedBloomFilter>();
+    check::<AtomicSplitBlockBloomFilter>();
+    check::<AtomicStandardBloomFilter>();
+    check::<BlockedBloomFilter<KeyedHasher>>();
+}
