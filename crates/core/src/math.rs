@@ -480,6 +480,24 @@ pub fn std_size(n: u64, p: f64) -> (u64, u32) {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Batch evaluation (added with the statistics module and the theory reference test)
+// ---------------------------------------------------------------------------------------
+
+/// [`blocked_fp`] at many bits-per-key values at once. The conditional FP table of a
+/// block depends only on `(b, k, model)`; only the Poisson(`b / c`) weights depend on
+/// `c`, so the table is built once (up to the largest load any `c` needs) and each
+/// result is one dot product. Returns exactly what [`blocked_fp`] returns for each `c`.
+pub fn blocked_fp_many(cs: &[f64], b: usize, k: u32, model: ProbeModel) -> Vec<f64> {
+    let weights: Vec<Vec<f64>> = cs
+        .iter()
+        .map(|&c| poisson_pmf_window(b as f64 / c, MIX_EPS))
+        .collect();
+    let imax = weights.iter().map(|w| w.len() - 1).max().unwrap_or(0);
+    let inner = block_inner_fp(b, k, imax, model, 1);
+    weights.iter().map(|w| mix(w, &inner)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,8 +114,10 @@ impl<L: Layout> Clone for RawBlocks<L> {
 #[inline(always)]
 unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
-    // SAFETY: forwarded contract (the CPU supports the backend of K).
-    unsafe { L::contains::<K>(&blocks[b], hash as u32, k) }
+    debug_assert!(b < blocks.len());
+    // SAFETY: `block_index` maps into `0..blocks.len()` (a fast range: floor(h * n / 2^64)
+    // < n, or Parquet's 32-bit version); the CPU supports the backend of K (forwarded).
+    unsafe { L::contains::<K>(blocks.get_unchecked(b), hash as u32, k) }
 }
 
 #[inline(always)]

@@ -37,13 +37,15 @@ unsafe impl Kernel for Scalar {
 
     #[inline(always)]
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
-        // SAFETY: the scalar kernel needs no CPU feature.
-        let mask = unsafe { Self::blocked_mask(h32, k) };
-        let present = block.contains_mask(&mask);
-        for (w, m) in block.words.iter_mut().zip(mask.words) {
-            *w |= m;
+        let mut missing = 0u64;
+        for j in 0..k as usize {
+            let p = blocked_position(h32, j);
+            let word = &mut block.words[(p >> 6) as usize];
+            let bit = 1u64 << (p & 63);
+            missing |= bit & !*word;
+            *word |= bit;
         }
-        present
+        missing == 0
     }
 
     #[inline(always)]
