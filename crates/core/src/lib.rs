@@ -42,6 +42,7 @@ mod error;
 mod filters;
 pub mod hash;
 mod layout;
+pub mod parallel;
 pub mod math;
 mod raw;
 mod standard;

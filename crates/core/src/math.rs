@@ -498,6 +498,14 @@ pub fn blocked_fp_many(cs: &[f64], b: usize, k: u32, model: ProbeModel) -> Vec<f
     weights.iter().map(|w| mix(w, &inner)).collect()
 }
 
+/// [`split_block_fp`] for a concrete filter of `m` bits holding `n` keys: exact
+/// Binomial(`n`, 1 / blocks) block loads instead of Poisson.
+pub fn split_block_fp_exact_load(m: u64, n: u64, s: u32, w: u32) -> f64 {
+    let blocks = (m / u64::from(s * w)).max(1);
+    let weights = binomial_pmf_window(n, blocks, MIX_EPS);
+    mix(&weights, &split_inner(weights.len() - 1, s, w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

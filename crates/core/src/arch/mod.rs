@@ -14,6 +14,7 @@
 pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512;
+pub(crate) mod portable;
 pub(crate) mod scalar;
 
 use crate::block::{Block256, Block512};
@@ -29,6 +30,9 @@ use core::sync::atomic::{AtomicU8, Ordering};
 pub enum Backend {
     /// Portable scalar code: the reference implementation.
     Scalar,
+    /// Portable SIMD through the `wide` crate (SSE2 / NEON, chosen at compile time): the
+    /// default where no run-time x86 kernel applies.
+    Wide,
     /// x86-64 AVX2 kernels.
     Avx2,
     /// x86-64 AVX-512F kernels (split-block probes use the AVX2 kernel: a 256-bit block is
@@ -54,8 +58,9 @@ impl Backend {
 
     fn from_u8(v: u8) -> Backend {
         match v {
-            1 => Backend::Avx2,
-            2 => Backend::Avx512,
+            1 => Backend::Wide,
+            2 => Backend::Avx2,
+            3 => Backend::Avx512,
             _ => Backend::Scalar,
         }
     }
@@ -63,7 +68,7 @@ impl Backend {
     /// Whether this CPU can run the backend.
     pub fn is_available(self) -> bool {
         match self {
-            Backend::Scalar => true,
+            Backend::Scalar | Backend::Wide => true,
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -77,7 +82,7 @@ impl Backend {
 
     /// Every backend this CPU supports, slowest (scalar) first.
     pub fn available() -> Vec<Backend> {
-        [Backend::Scalar, Backend::Avx2, Backend::Avx512]
+        [Backend::Scalar, Backend::Wide, Backend::Avx2, Backend::Avx512]
             .into_iter()
             .filter(|b| b.is_available())
             .collect()
@@ -87,6 +92,7 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
+            Backend::Wide => "wide",
             Backend::Avx2 => "avx2",
             Backend::Avx512 => "avx512",
         }
@@ -177,6 +183,10 @@ macro_rules! dispatch_fn {
                     // confirmed AVX2 on this CPU.
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
+                // SAFETY: the portable kernel needs no CPU feature beyond the target's.
+                $crate::arch::Backend::Wide => unsafe {
+                    $generic::<$crate::arch::portable::Portable, $($g),*>($($arg),*)
+                },
                 // SAFETY: the scalar kernel needs no CPU feature.
                 _ => unsafe { $generic::<$crate::arch::scalar::Scalar, $($g),*>($($arg),*) },
             }

@@ -1,0 +1,292 @@
+//! Statistically sound false-positive tests (DESIGN §8, `fp_theory.py` `fp_consistent`).
+//!
+//! Two separate questions, each answered exactly where possible:
+//!
+//! 1. **Queries vs the filter's own bits.** Given the bits, a random non-member is a false
+//!    positive with probability `p_realised = expected_false_pos()` (mean over blocks of
+//!    the block's hit probability). So the number of false positives among `Q` disjoint
+//!    non-members is exactly Binomial(Q, p_realised), with no model error: an exact
+//!    two-sided binomial test at `alpha = 1e-6` has a false-alarm probability of at most
+//!    1e-6. A failure means the query-side probe derivation (or the hash) is not uniform.
+//! 2. **The bits vs theory.** `p_realised` varies from filter to filter; its mean is the
+//!    layout's theory for exactly `n` keys in `m` bits and its spread the instance standard
+//!    deviation (`math::*_instance_sd`). `|p_realised - theory| <= z_{1-alpha/2} sd` has a
+//!    false-alarm probability of ~1e-6 (normal approximation of a mean over >= 2^13
+//!    blocks or a sum over >= 2^23 bits; see `assert_realised_matches_theory`). A failure
+//!    means the insert-side placement (block choice, in-block bits) is not uniform or the
+//!    theory is wrong.
+//!
+//! Every assertion below names its false-alarm probability. Keys come from a fixed-seed
+//! SplitMix64, so a run is deterministic; the probabilities say how unlikely a failure
+//! would be for a correct filter over the choice of seed.
+
+use bloomforge_core::math::{self, ProbeModel};
+use bloomforge_core::stats;
+use bloomforge_core::{BlockedBloomFilter, KeyedHasher, SplitBlockBloomFilter, StandardBloomFilter};
+use core::hash::{BuildHasher, Hash};
+use std::fmt::Write as _;
+
+/// Significance level of every test in this file.
+const ALPHA: f64 = 1e-6;
+/// Queries are generated and probed in chunks of this many keys.
+const CHUNK: usize = 1 << 16;
+
+/// SplitMix64 (Steele, Lea, Flood 2014). Its outputs are a bijection of a counter, so the
+/// first `n` outputs (members) and the next `Q` (non-members) never collide.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// What the tests need from a filter, over the three layouts and any hasher.
+trait UnderTest {
+    /// Layout name for messages.
+    const LAYOUT: &'static str;
+    fn insert_all<T: Hash>(&mut self, keys: &[T]);
+    fn count_hits<T: Hash>(&self, keys: &[T], out: &mut Vec<bool>) -> u64;
+    fn realised(&self) -> f64;
+    fn bits(&self) -> u64;
+    fn k(&self) -> u32;
+    /// `(theory, instance sd)` of the realised FP for exactly `n` keys in this filter's
+    /// `m` bits.
+    fn theory(&self, n: u64) -> (f64, f64);
+}
+
+macro_rules! under_test {
+    ($F:ident, $name:literal, |$f:ident, $n:ident| $theory:expr) => {
+        impl<S: BuildHasher> UnderTest for $F<S> {
+            const LAYOUT: &'static str = $name;
+            fn insert_all<T: Hash>(&mut self, keys: &[T]) {
+                self.insert_batch(keys);
+            }
+            fn count_hits<T: Hash>(&self, keys: &[T], out: &mut Vec<bool>) -> u64 {
+                out.resize(keys.len(), false);
+                self.contains_batch(keys, out).expect("lengths match");
+                out.iter().filter(|&&b| b).count() as u64
+            }
+            fn realised(&self) -> f64 {
+                self.expected_false_pos()
+            }
+            fn bits(&self) -> u64 {
+                self.num_bits()
+            }
+            fn k(&self) -> u32 {
+                self.num_hashes()
+            }
+            fn theory(&self, $n: u64) -> (f64, f64) {
+                let $f = self;
+                $theory
+            }
+        }
+    };
+}
+
+under_test!(BlockedBloomFilter, "blocked", |f, n| {
+    let (m, k) = (f.num_bits(), f.num_hashes());
+    (
+        math::blocked_fp_exact_load(m, n, 512, k, ProbeModel::Replace),
+        math::blocked_fp_instance_sd(m, n, 512, k, ProbeModel::Replace),
+    )
+});
+under_test!(SplitBlockBloomFilter, "split-block", |f, n| {
+    let m = f.num_bits();
+    (
+        math::split_block_fp_exact_load(m, n, 8, 32),
+        math::split_block_fp_instance_sd(m, n, 8, 32),
+    )
+});
+under_test!(StandardBloomFilter, "standard", |f, n| {
+    let (m, k) = (f.num_bits() as f64, f.num_hashes());
+    (math::std_fp(m, n as f64, k), math::std_fp_instance_sd(m, n as f64, k))
+});
+
+/// Key streams: members first, then disjoint non-members.
+#[derive(Clone, Copy, Debug)]
+enum Keys {
+    /// SplitMix64 outputs of the given seed.
+    Random(u64),
+    /// `0..n` members, `n..n + Q` queries.
+    Sequential,
+    /// `https://example.com/some/long/path/{i}`: a shared 34-byte prefix.
+    Urls,
+}
+
+const URL_PREFIX: &str = "https://example.com/some/long/path/";
+
+/// Inserts `n` member keys, probes `q` non-members; returns the number of hits.
+fn run<F: UnderTest>(f: &mut F, keys: Keys, n: u64, q: u64) -> u64 {
+    let mut out = Vec::with_capacity(CHUNK);
+    match keys {
+        Keys::Random(seed) => {
+            let mut rng = SplitMix64(seed);
+            let members: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            f.insert_all(&members);
+            drop(members);
+            let mut hits = 0;
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let mut left = q;
+            while left > 0 {
+                let len = left.min(CHUNK as u64);
+                chunk.clear();
+                chunk.extend((0..len).map(|_| rng.next()));
+                hits += f.count_hits(&chunk, &mut out);
+                left -= len;
+            }
+            hits
+        }
+        Keys::Sequential => {
+            let members: Vec<u64> = (0..n).collect();
+            f.insert_all(&members);
+            let mut hits = 0;
+            let mut start = n;
+            let mut chunk = Vec::with_capacity(CHUNK);
+            while start < n + q {
+                let end = (start + CHUNK as u64).min(n + q);
+                chunk.clear();
+                chunk.extend(start..end);
+                hits += f.count_hits(&chunk, &mut out);
+                start = end;
+            }
+            hits
+        }
+        Keys::Urls => {
+            let url = |i: u64, s: &mut String| {
+                s.clear();
+                s.push_str(URL_PREFIX);
+                write!(s, "{i}").expect("writing to a String");
+            };
+            let mut chunk: Vec<String> = vec![String::new(); CHUNK];
+            let mut insert_from = 0;
+            while insert_from < n {
+                let end = (insert_from + CHUNK as u64).min(n);
+                let len = (end - insert_from) as usize;
+                for (i, s) in (insert_from..end).zip(&mut chunk) {
+                    url(i, s);
+                }
+                f.insert_all(&chunk[..len]);
+                insert_from = end;
+            }
+            let mut hits = 0;
+            let mut start = n;
+            while start < n + q {
+                let end = (start + CHUNK as u64).min(n + q);
+                let len = (end - start) as usize;
+                for (i, s) in (start..end).zip(&mut chunk) {
+                    url(i, s);
+                }
+                hits += f.count_hits(&chunk[..len], &mut out);
+                start = end;
+            }
+            hits
+        }
+    }
+}
+
+/// Checks (1) and (2) of the module docs for a filter holding `n` keys after `hits` false
+/// positives in `q` queries. Returns a line for the log.
+fn assert_consistent<F: UnderTest>(f: &F, label: &str, n: u64, hits: u64, q: u64) -> String {
+    let p_real = f.realised();
+    let what = format!(
+        "{} {label}: n={n} m={} ({:.2} bits/key) k={}",
+        F::LAYOUT,
+        f.bits(),
+        f.bits() as f64 / n as f64,
+        f.k()
+    );
+    // (1) Exact two-sided binomial test of the count against Binomial(q, p_realised).
+    // False alarm <= ALPHA = 1e-6 (exact test; the queries are disjoint from the members).
+    let p_value = stats::binomial_test_two_sided(hits, q, p_real);
+    assert!(
+        p_value > ALPHA,
+        "{what}: {hits} false positives in {q} queries (rate {:.4e}) is not \
+         Binomial(q, {p_real:.4e}): two-sided p-value {p_value:.3e}",
+        hits as f64 / q as f64
+    );
+    // The same question through the reference acceptance test (with inst_sd = 0 and no
+    // tolerance band it is a two-sided test at level ~ALPHA: exact interval below 30
+    // hits, normal z beyond, where the normal approximation of Binomial(q, p) with
+    // q p >= 30 has the same 1e-6 level up to a factor < 2 (skewness 1/sqrt(qp))).
+    let check = stats::fp_consistent(hits, q, p_real, ALPHA, 0.0, 0.0);
+    assert!(check.ok, "{what}: fp_consistent rejects: {check:?}");
+    let (theory, sd) = f.theory(n);
+    let z = assert_realised_matches_theory(&what, p_real, theory, sd);
+    format!(
+        "{what}: hits {hits}/{q} = {:.4e}, realised {p_real:.4e} (p-value {p_value:.2e}), \
+         theory {theory:.4e} +- {sd:.2e} (z = {z:+.2})",
+        hits as f64 / q as f64
+    )
+}
+
+/// (2): the realised FP lies within `z_{1-alpha/2}` instance standard deviations of the
+/// theory. The realised FP is a mean over the filter's blocks (>= 2^13 of them in every
+/// test here) of a bounded per-block quantity, or for the standard filter a smooth
+/// function of a sum over >= 2^23 nearly independent bits, so it is normal to within the
+/// CLT error: false alarm ~1e-6 (the normal tail at 4.89 sd).
+fn assert_realised_matches_theory(what: &str, p_real: f64, theory: f64, sd: f64) -> f64 {
+    let zcrit = stats::normal_upper_quantile(ALPHA / 2.0);
+    let z = (p_real - theory) / sd;
+    assert!(
+        z.abs() <= zcrit,
+        "{what}: realised FP {p_real:.5e} vs theory {theory:.5e}: {z:+.2} instance sd \
+         (sd {sd:.3e}, limit {zcrit:.2})"
+    );
+    z
+}
+
+/// Number of queries: enough for ~`target` expected false positives, clamped.
+fn queries_for(p: f64, target: f64, min: u64, max: u64) -> u64 {
+    ((target / p) as u64).clamp(min, max)
+}
+
+/// Best `k` for a blocked filter at `c` bits per key (the layout's own theory).
+fn blocked_best_k(c: f64) -> u32 {
+    math::best_k(|k| math::blocked512_fp(c, k), 24).0
+}
+
+/// Best `k` for a standard filter at `c` bits per key.
+fn standard_best_k(c: f64) -> u32 {
+    math::std_best_k(c, 64).0
+}
+
+const BITS_PER_KEY: [u64; 4] = [8, 10, 16, 20];
+/// Keys per filter in the bits-per-key tests.
+const N: u64 = 1 << 20;
+
+#[test]
+fn blocked_fp_at_bits_per_key() {
+    for c in BITS_PER_KEY {
+        let k = blocked_best_k(c as f64);
+        let mut f = BlockedBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
+        let q = queries_for(math::blocked512_fp(c as f64, k), 30_000.0, 1 << 20, 1 << 23);
+        let hits = run(&mut f, Keys::Random(c), N, q);
+        println!("{}", assert_consistent(&f, "random u64", N, hits, q));
+    }
+}
+
+#[test]
+fn split_block_fp_at_bits_per_key() {
+    for c in BITS_PER_KEY {
+        let mut f = SplitBlockBloomFilter::with_num_bits(N * c).hashes(8).unwrap();
+        let q = queries_for(math::split_block_fp(c as f64, 8, 32), 30_000.0, 1 << 20, 1 << 23);
+        let hits = run(&mut f, Keys::Random(100 + c), N, q);
+        println!("{}", assert_consistent(&f, "random u64", N, hits, q));
+    }
+}
+
+#[test]
+fn standard_fp_at_bits_per_key() {
+    for c in BITS_PER_KEY {
+        let k = standard_best_k(c as f64);
+        let mut f = StandardBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
+        let q = queries_for(math::std_fp_c(c as f64, k), 30_000.0, 1 << 20, 1 << 22);
+        let hits = run(&mut f, Keys::Random(200 + c), N, q);
+        println!("{}", assert_consistent(&f, "random u64", N, hits, q));
+    }
+}
