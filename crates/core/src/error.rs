@@ -90,6 +90,22 @@ pub enum Error {
     /// The operating system's random source failed (keyed hashing needs a random key).
     #[error("operating system random source failed: {0}")]
     RandomSource(String),
+    /// Serialized bytes are truncated, corrupted or not a filter of the expected kind.
+    #[error("corrupt filter bytes: {reason}")]
+    Corrupt {
+        /// What check failed.
+        reason: &'static str,
+    },
+    /// Serialized bytes use a format version this crate cannot read.
+    #[error("unsupported format version {0}; this crate reads version 1")]
+    UnsupportedVersion(u16),
+    /// Serialized bytes were built with another hash algorithm than the one requested, or a
+    /// keyed filter was read without its key.
+    #[error("hasher mismatch: read the filter with the hasher it was built with (keyed filters need from_bytes_with_hasher)")]
+    HasherMismatch,
+    /// An I/O error while reading or writing a serialized filter.
+    #[error("i/o: {0}")]
+    Io(String),
     /// The requested SIMD backend is not supported by this CPU.
     #[error("backend {0} is not supported by this CPU; see Backend::available()")]
     BackendUnavailable(&'static str),

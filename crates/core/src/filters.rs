@@ -9,6 +9,7 @@ use crate::error::FilterShape;
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
 use crate::raw::{par_insert_atomic, Hashes, Keys, RawAtomicBlocks, RawBlocks};
+use crate::format::{Header, PersistentHasher};
 use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -252,6 +253,78 @@ macro_rules! block_filters {
                 self.check_compatible(other)?;
                 self.raw.zip_words(&other.raw, |a, b| a & b);
                 Ok(())
+            }
+        }
+
+        impl $Plain {
+    /// Reads a filter serialized with an unkeyed hasher (its seed is restored).
+            ///
+            /// # Errors
+            /// [`Error::Corrupt`], [`Error::UnsupportedVersion`] or [`Error::HasherMismatch`]
+            /// (e.g. a keyed filter: use [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+                Self::decode(bytes, None)
+            }
+
+    /// Reads one serialized filter from `reader`.
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes), or [`Error::Io`].
+            pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+                Self::from_bytes(&crate::format::read_all(reader)?)
+            }
+        }
+
+        impl<S: PersistentHasher> $Plain<S> {
+            /// Serializes the filter in the versioned format of [`crate::format`].
+            pub fn to_bytes(&self) -> Vec<u8> {
+                let mut payload = Vec::with_capacity(self.raw.blocks.len() * <$L>::BLOCK_BYTES);
+                for block in self.raw.blocks.iter() {
+                    <$L>::write_block_le(block, &mut payload);
+                }
+                let header = Header {
+                    kind: <$L>::FORMAT_KIND,
+                    algorithm: S::ALGORITHM,
+                    num_hashes: self.raw.k,
+                    seed: self.hasher.stored_seed(),
+                    num_bits: self.num_bits(),
+                    items: self.estimated_len().round() as u64,
+                    payload_len: 0,
+                    checksum: 0,
+                };
+                crate::format::seal(header, payload)
+            }
+
+            /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+            ///
+            /// # Errors
+            /// [`Error::Io`] if the writer fails.
+            pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
+                writer.write_all(&self.to_bytes()).map_err(|e| Error::Io(e.to_string()))
+            }
+
+        
+            /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key
+            /// is never stored).
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes).
+            pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self> {
+                Self::decode(bytes, Some(hasher))
+            }
+
+        
+            fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+                let (header, payload, hasher) = crate::format::open(bytes, <$L>::FORMAT_KIND, hasher)?;
+                let bits = u64::from(<$L>::BLOCK_BITS);
+                if header.num_bits == 0 || header.num_bits % bits != 0 {
+                    return Err(Error::Corrupt { reason: "bit count is not a positive number of blocks" });
+                }
+                if header.num_bits / 8 != payload.len() as u64 {
+                    return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
+                }
+                let blocks = payload.chunks_exact(<$L>::BLOCK_BYTES).map(<$L>::read_block_le).collect();
+                Self::from_blocks(blocks, header.num_hashes, hasher)
             }
         }
 

@@ -39,6 +39,15 @@ pub(crate) trait Layout: 'static {
     /// The CPU supports the backend of `K`.
     unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Self::Block;
 
+    /// The kind recorded in the serialized format.
+    const FORMAT_KIND: crate::format::FilterKind;
+    /// Bytes per block in the serialized payload.
+    const BLOCK_BYTES: usize;
+    /// Appends the block in the serialized (little-endian) layout.
+    fn write_block_le(block: &Self::Block, out: &mut Vec<u8>);
+    /// Reads a block from exactly `BLOCK_BYTES` bytes.
+    fn read_block_le(bytes: &[u8]) -> Self::Block;
+
     /// Bits per key and probes per key to reach FP `p` under this layout's own formula.
     fn size_for(p: f64) -> (f64, u32);
     /// Probability that a random non-member query hashing into `block` is a false positive.
@@ -114,6 +123,25 @@ impl Layout for Blocked512 {
         unsafe { K::blocked_mask(h32, k) }
     }
 
+    const FORMAT_KIND: crate::format::FilterKind = crate::format::FilterKind::Blocked512;
+    const BLOCK_BYTES: usize = 64;
+
+    fn write_block_le(block: &Block512, out: &mut Vec<u8>) {
+        for w in block.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    fn read_block_le(bytes: &[u8]) -> Block512 {
+        let mut block = Block512::ZERO;
+        for (w, b) in block.words.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(b);
+            *w = u64::from_le_bytes(x);
+        }
+        block
+    }
+
     fn size_for(p: f64) -> (f64, u32) {
         crate::math::blocked512_size(p)
     }
@@ -173,6 +201,23 @@ impl Layout for Split256 {
     unsafe fn mask<K: Kernel>(h32: u32, _k: u32) -> Block256 {
         // SAFETY: forwarded contract.
         unsafe { K::split_mask(h32) }
+    }
+
+    const FORMAT_KIND: crate::format::FilterKind = crate::format::FilterKind::SplitBlock256;
+    const BLOCK_BYTES: usize = 32;
+
+    fn write_block_le(block: &Block256, out: &mut Vec<u8>) {
+        for w in block.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    fn read_block_le(bytes: &[u8]) -> Block256 {
+        let mut block = Block256::ZERO;
+        for (w, b) in block.words.iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        block
     }
 
     fn size_for(p: f64) -> (f64, u32) {

@@ -4,6 +4,7 @@ use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
 use crate::error::FilterShape;
 use crate::hash::{fast_range64, hash_one, hasher_fingerprint, mix64, DefaultHasher};
 use crate::raw::{alloc_blocks, check_batch_len};
+use crate::format::{FilterKind, Header, PersistentHasher};
 use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -277,22 +278,105 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     /// # Errors
     /// [`Error::ZeroBits`], [`Error::InvalidHashCount`], or [`Error::InvalidBitset`] when
     /// `words.len()` is not `ceil(num_bits / 64)`.
-    pub fn from_words(mut words: Vec<u64>, num_bits: u64, num_hashes: u32, hasher: S) -> Result<Self> {
+    pub fn from_words(
+        mut words: Vec<u64>,
+        num_bits: u64,
+        num_hashes: u32,
+        hasher: S,
+    ) -> Result<Self> {
         check_standard(num_bits, num_hashes)?;
         if words.len() as u64 != num_bits.div_ceil(64) {
-            return Err(Error::InvalidBitset { len: words.len() * 8, reason: "word count must be ceil(num_bits / 64)" });
+            return Err(Error::InvalidBitset {
+                len: words.len() * 8,
+                reason: "word count must be ceil(num_bits / 64)",
+            });
         }
         if num_bits % 64 != 0 {
             if let Some(last) = words.last_mut() {
                 *last &= (1u64 << (num_bits % 64)) - 1;
             }
         }
-        Ok(Self { words: words.into_boxed_slice(), num_bits, k: num_hashes, hasher })
+        Ok(Self {
+            words: words.into_boxed_slice(),
+            num_bits,
+            k: num_hashes,
+            hasher,
+        })
     }
 
     /// The words of the bit array (bit `p` is bit `p % 64` of word `p / 64`).
     pub fn as_words(&self) -> &[u64] {
         &self.words
+    }
+}
+
+impl StandardBloomFilter {
+    /// Reads a filter serialized with an unkeyed hasher.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`], [`Error::UnsupportedVersion`] or [`Error::HasherMismatch`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized filter from `reader`.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Self::from_bytes(&crate::format::read_all(reader)?)
+    }
+}
+
+impl<S: PersistentHasher> StandardBloomFilter<S> {
+    /// Serializes the filter in the versioned format of [`crate::format`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let header = Header {
+            kind: FilterKind::Standard,
+            algorithm: S::ALGORITHM,
+            num_hashes: self.k,
+            seed: self.hasher.stored_seed(),
+            num_bits: self.num_bits,
+            items: self.estimated_len().round() as u64,
+            payload_len: 0,
+            checksum: 0,
+        };
+        crate::format::seal(header, payload)
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
+        writer.write_all(&self.to_bytes()).map_err(|e| Error::Io(e.to_string()))
+    }
+
+
+
+    /// Reads a filter with the caller's hasher (keyed filters).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes).
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+        let (header, payload, hasher) = crate::format::open(bytes, FilterKind::Standard, hasher)?;
+        if header.num_bits == 0 || header.num_bits.div_ceil(64).checked_mul(8) != Some(payload.len() as u64) {
+            return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
+        }
+        let words = payload
+            .chunks_exact(8)
+            .map(|b| {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(b);
+                u64::from_le_bytes(x)
+            })
+            .collect();
+        Self::from_words(words, header.num_bits, header.num_hashes, hasher)
     }
 }
 

@@ -10,7 +10,9 @@ use std::sync::Barrier;
 fn check_blocked(bits: u64, threads: usize, keys: &[u64]) {
     let mut sequential = BlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
     sequential.insert_batch(keys);
-    let shared = AtomicBlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
+    let shared = AtomicBlockedBloomFilter::with_num_bits(bits)
+        .hashes(6)
+        .unwrap();
     let barrier = Barrier::new(threads);
     std::thread::scope(|s| {
         for (t, chunk) in keys.chunks(keys.len().div_ceil(threads)).enumerate() {
@@ -29,19 +31,26 @@ fn check_blocked(bits: u64, threads: usize, keys: &[u64]) {
         }
     });
     assert!(keys.iter().all(|k| shared.contains(k)));
-    assert_eq!(shared.into_inner(), sequential, "bits={bits} threads={threads}");
+    assert_eq!(
+        shared.into_inner(),
+        sequential,
+        "bits={bits} threads={threads}"
+    );
 }
 
 fn check_split(blocks: u64, threads: usize, keys: &[u64]) {
     let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
     sequential.insert_batch(keys);
-    let shared = AtomicSplitBlockBloomFilter::from(SplitBlockBloomFilter::with_num_blocks(blocks).unwrap());
+    let shared =
+        AtomicSplitBlockBloomFilter::from(SplitBlockBloomFilter::with_num_blocks(blocks).unwrap());
     std::thread::scope(|s| {
         for chunk in keys.chunks(keys.len().div_ceil(threads)) {
             let shared = &shared;
-            s.spawn(move || chunk.iter().for_each(|k| {
-                shared.insert(k);
-            }));
+            s.spawn(move || {
+                chunk.iter().for_each(|k| {
+                    shared.insert(k);
+                })
+            });
         }
     });
     assert!(keys.iter().all(|k| shared.contains(k)));
@@ -71,23 +80,40 @@ fn disjoint_concurrent_inserts_equal_sequential_build() {
 #[test]
 fn parallel_bulk_load_equals_sequential() {
     let keys = SplitMix64(1).keys(300_000);
-    let mut sequential = BlockedBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap();
+    let mut sequential = BlockedBloomFilter::with_false_pos(0.01)
+        .expected_items(300_000)
+        .unwrap();
     sequential.insert_batch(&keys);
     for threads in [1usize, 2, 4, 8] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let atomic = AtomicBlockedBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let atomic = AtomicBlockedBloomFilter::with_false_pos(0.01)
+            .expected_items(300_000)
+            .unwrap();
         pool.install(|| atomic.par_insert_batch(&keys));
         assert_eq!(atomic.into_inner(), sequential);
-        let mut plain = BlockedBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap();
+        let mut plain = BlockedBloomFilter::with_false_pos(0.01)
+            .expected_items(300_000)
+            .unwrap();
         pool.install(|| plain.par_insert_batch(&keys));
         assert_eq!(plain, sequential);
-        let mut split = SplitBlockBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap();
+        let mut split = SplitBlockBloomFilter::with_false_pos(0.01)
+            .expected_items(300_000)
+            .unwrap();
         pool.install(|| split.par_insert_batch(&keys));
         assert!(keys.iter().all(|k| split.contains(k)));
     }
-    let standard = AtomicStandardBloomFilter::from(StandardBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap());
+    let standard = AtomicStandardBloomFilter::from(
+        StandardBloomFilter::with_false_pos(0.01)
+            .expected_items(300_000)
+            .unwrap(),
+    );
     standard.par_insert_batch(&keys);
-    let mut seq = StandardBloomFilter::with_false_pos(0.01).expected_items(300_000).unwrap();
+    let mut seq = StandardBloomFilter::with_false_pos(0.01)
+        .expected_items(300_000)
+        .unwrap();
     seq.insert_batch(&keys);
     assert_eq!(standard.into_inner(), seq);
 }

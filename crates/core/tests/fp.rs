@@ -22,7 +22,9 @@
 
 use bloomforge_core::math::{self, ProbeModel};
 use bloomforge_core::stats;
-use bloomforge_core::{BlockedBloomFilter, KeyedHasher, SplitBlockBloomFilter, StandardBloomFilter};
+use bloomforge_core::{
+    BlockedBloomFilter, KeyedHasher, SplitBlockBloomFilter, StandardBloomFilter,
+};
 use core::hash::{BuildHasher, Hash};
 use std::fmt::Write as _;
 
@@ -104,7 +106,10 @@ under_test!(SplitBlockBloomFilter, "split-block", |f, n| {
 });
 under_test!(StandardBloomFilter, "standard", |f, n| {
     let (m, k) = (f.num_bits() as f64, f.num_hashes());
-    (math::std_fp(m, n as f64, k), math::std_fp_instance_sd(m, n as f64, k))
+    (
+        math::std_fp(m, n as f64, k),
+        math::std_fp_instance_sd(m, n as f64, k),
+    )
 });
 
 /// Key streams: members first, then disjoint non-members.
@@ -264,7 +269,7 @@ fn blocked_fp_at_bits_per_key() {
     for c in BITS_PER_KEY {
         let k = blocked_best_k(c as f64);
         let mut f = BlockedBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
-        let q = queries_for(math::blocked512_fp(c as f64, k), 30_000.0, 1 << 20, 1 << 23);
+        let q = queries_for(math::blocked512_fp(c as f64, k), 1e5, 1 << 20, 1 << 24);
         let hits = run(&mut f, Keys::Random(c), N, q);
         println!("{}", assert_consistent(&f, "random u64", N, hits, q));
     }
@@ -273,8 +278,10 @@ fn blocked_fp_at_bits_per_key() {
 #[test]
 fn split_block_fp_at_bits_per_key() {
     for c in BITS_PER_KEY {
-        let mut f = SplitBlockBloomFilter::with_num_bits(N * c).hashes(8).unwrap();
-        let q = queries_for(math::split_block_fp(c as f64, 8, 32), 30_000.0, 1 << 20, 1 << 23);
+        let mut f = SplitBlockBloomFilter::with_num_bits(N * c)
+            .hashes(8)
+            .unwrap();
+        let q = queries_for(math::split_block_fp(c as f64, 8, 32), 1e5, 1 << 20, 1 << 24);
         let hits = run(&mut f, Keys::Random(100 + c), N, q);
         println!("{}", assert_consistent(&f, "random u64", N, hits, q));
     }
@@ -285,8 +292,245 @@ fn standard_fp_at_bits_per_key() {
     for c in BITS_PER_KEY {
         let k = standard_best_k(c as f64);
         let mut f = StandardBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
-        let q = queries_for(math::std_fp_c(c as f64, k), 30_000.0, 1 << 20, 1 << 22);
+        let q = queries_for(math::std_fp_c(c as f64, k), 1e5, 1 << 20, 1 << 23);
         let hits = run(&mut f, Keys::Random(200 + c), N, q);
         println!("{}", assert_consistent(&f, "random u64", N, hits, q));
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sized by (n, p): the measured FP meets the target
+// ---------------------------------------------------------------------------------------
+
+const TARGETS: [f64; 5] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5];
+
+/// A filter built by `with_false_pos(p).expected_items(n)` meets `p`:
+///
+/// * its theory for exactly `n` keys in its `m` bits is at most `p` (deterministic: the
+///   builder sizes with the layout's own formula, and exact Binomial loads give a lower
+///   FP than the Poisson loads it sizes with);
+/// * its realised FP is at most `p (1 + tol)` with `tol = z_{1-alpha/2} sd / p`: the
+///   realised FP exceeds its mean by more than `z_{1-alpha/2}` instance sd with
+///   probability ~5e-7 (one side of the two-sided normal tail), and its mean is <= p.
+///   `tol` is printed and asserted below 10 % (it is 1-8 % at `n = 2^20`);
+/// * its false-positive count is not significantly above `Q p`: exact one-sided binomial
+///   test, false alarm <= 1e-6 (Binomial(Q, p_realised) is stochastically below
+///   Binomial(Q, p) whenever `p_realised <= p`; the slack `p (1 + tol)` is not used here).
+fn assert_meets_target<F: UnderTest>(f: &mut F, p: f64, n: u64, seed: u64) -> String {
+    let q = queries_for(p, 1e5, 1 << 20, 1 << 24);
+    let hits = run(f, Keys::Random(seed), n, q);
+    let (m, k) = (f.bits(), f.k());
+    let what = format!(
+        "{} sized for p={p:e}, n={n}: m={m} ({:.2} bits/key) k={k}",
+        F::LAYOUT,
+        m as f64 / n as f64
+    );
+    let (theory, sd) = f.theory(n);
+    assert!(theory <= p, "{what}: theory {theory:.4e} above the target");
+    let zcrit = stats::normal_upper_quantile(ALPHA / 2.0);
+    let tol = zcrit * sd / p;
+    assert!(
+        tol < 0.1,
+        "{what}: instance sd {sd:.3e} too large for a meaningful check"
+    );
+    let p_real = f.realised();
+    // False alarm ~5e-7 (see above).
+    assert!(
+        p_real <= p * (1.0 + tol),
+        "{what}: realised FP {p_real:.4e} > {p:e} (1 + {tol:.3})"
+    );
+    // False alarm <= 1e-6 (exact one-sided test).
+    let p_value = stats::binomial_test_greater(hits, q, p);
+    assert!(
+        p_value > ALPHA,
+        "{what}: {hits} false positives in {q} queries (rate {:.4e}) is significantly above \
+         {p:e}: one-sided p-value {p_value:.3e}",
+        hits as f64 / q as f64
+    );
+    format!(
+        "{what}: hits {hits}/{q} = {:.4e} (p-value {p_value:.2e}), realised {p_real:.4e}, \
+         theory {theory:.4e}, tol {:.2} %",
+        hits as f64 / q as f64,
+        tol * 100.0
+    )
+}
+
+#[test]
+fn blocked_meets_target() {
+    for (i, p) in TARGETS.into_iter().enumerate() {
+        let mut f = BlockedBloomFilter::with_false_pos(p)
+            .expected_items(N)
+            .unwrap();
+        println!("{}", assert_meets_target(&mut f, p, N, 300 + i as u64));
+    }
+}
+
+#[test]
+fn split_block_meets_target() {
+    for (i, p) in TARGETS.into_iter().enumerate() {
+        let mut f = SplitBlockBloomFilter::with_false_pos(p)
+            .expected_items(N)
+            .unwrap();
+        println!("{}", assert_meets_target(&mut f, p, N, 400 + i as u64));
+    }
+}
+
+#[test]
+fn standard_meets_target() {
+    for (i, p) in TARGETS.into_iter().enumerate() {
+        let mut f = StandardBloomFilter::with_false_pos(p)
+            .expected_items(N)
+            .unwrap();
+        println!("{}", assert_meets_target(&mut f, p, N, 500 + i as u64));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Structured keys, the keyed hasher, seeds
+// ---------------------------------------------------------------------------------------
+
+/// Sequential integers and URLs sharing a long prefix behave like random keys: the same
+/// two checks as above (each false alarm <= 1e-6 resp. ~1e-6).
+#[test]
+fn structured_keys_blocked() {
+    let c = 10;
+    let k = blocked_best_k(c as f64);
+    let q = queries_for(math::blocked512_fp(c as f64, k), 1e5, 1 << 20, 1 << 24);
+    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
+        let mut f = BlockedBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
+        let hits = run(&mut f, keys, N, q);
+        println!(
+            "{}",
+            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
+        );
+    }
+}
+
+/// As [`structured_keys_blocked`] for the split-block filter.
+#[test]
+fn structured_keys_split_block() {
+    let c = 10;
+    let q = queries_for(math::split_block_fp(c as f64, 8, 32), 1e5, 1 << 20, 1 << 24);
+    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
+        let mut f = SplitBlockBloomFilter::with_num_bits(N * c)
+            .hashes(8)
+            .unwrap();
+        let hits = run(&mut f, keys, N, q);
+        println!(
+            "{}",
+            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
+        );
+    }
+}
+
+/// As [`structured_keys_blocked`] for the standard filter.
+#[test]
+fn structured_keys_standard() {
+    let c = 10;
+    let k = standard_best_k(c as f64);
+    let q = queries_for(math::std_fp_c(c as f64, k), 1e5, 1 << 20, 1 << 23);
+    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
+        let mut f = StandardBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
+        let hits = run(&mut f, keys, N, q);
+        println!(
+            "{}",
+            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
+        );
+    }
+}
+
+const SECRET: [u64; 4] = [
+    0x0123_4567_89ab_cdef,
+    0xfedc_ba98_7654_3210,
+    0x0f1e_2d3c_4b5a_6978,
+    0x8796_a5b4_c3d2_e1f0,
+];
+
+/// The keyed (HighwayHash) hasher, on sequential keys (the structured case an attacker
+/// would start from): both checks, each false alarm <= 1e-6 resp. ~1e-6.
+#[test]
+fn keyed_hasher() {
+    let (c, n, q) = (10, 1 << 18, 1 << 21);
+    let k = blocked_best_k(c as f64);
+    let mut f = BlockedBloomFilter::with_num_bits(n * c)
+        .hasher(KeyedHasher::with_key(SECRET))
+        .hashes(k)
+        .unwrap();
+    let hits = run(&mut f, Keys::Sequential, n, q);
+    println!("{}", assert_consistent(&f, "keyed, sequential", n, hits, q));
+
+    let mut f = SplitBlockBloomFilter::with_num_bits(n * c)
+        .hasher(KeyedHasher::with_key(SECRET))
+        .hashes(8)
+        .unwrap();
+    let hits = run(&mut f, Keys::Sequential, n, q);
+    println!("{}", assert_consistent(&f, "keyed, sequential", n, hits, q));
+
+    let k = standard_best_k(c as f64);
+    let mut f = StandardBloomFilter::with_num_bits(n * c)
+        .hasher(KeyedHasher::with_key(SECRET))
+        .hashes(k)
+        .unwrap();
+    let hits = run(&mut f, Keys::Sequential, n, q);
+    println!("{}", assert_consistent(&f, "keyed, sequential", n, hits, q));
+}
+
+/// Two seeds of the default hasher give independent filters over the same keys: each is
+/// consistent with its theory, and a non-member is a false positive of both with
+/// probability exactly `p1 p2` when the seeds' hashes are independent, so the joint count
+/// is Binomial(Q, p1 p2): exact two-sided test, false alarm <= 1e-6.
+#[test]
+fn seed_change_gives_an_independent_filter() {
+    let (c, q) = (8u64, 1u64 << 23);
+    let k = blocked_best_k(c as f64);
+    let build = |seed| {
+        BlockedBloomFilter::with_num_bits(N * c)
+            .seed(seed)
+            .hashes(k)
+            .unwrap()
+    };
+    let (mut f1, mut f2) = (build(1), build(2));
+    let members: Vec<u64> = (0..N).collect();
+    f1.insert_batch(&members);
+    f2.insert_batch(&members);
+    // Identical bits for different seeds would need 2^20 keys to land identically:
+    // probability far below 1e-100.
+    assert!(f1 != f2, "seeds 1 and 2 produced identical filters");
+    let (mut out1, mut out2) = (vec![false; CHUNK], vec![false; CHUNK]);
+    let (mut hits1, mut hits2, mut both) = (0u64, 0u64, 0u64);
+    let mut start = N;
+    while start < N + q {
+        let end = (start + CHUNK as u64).min(N + q);
+        let chunk: Vec<u64> = (start..end).collect();
+        let len = chunk.len();
+        f1.contains_batch(&chunk, &mut out1[..len]).unwrap();
+        f2.contains_batch(&chunk, &mut out2[..len]).unwrap();
+        for (a, b) in out1[..len].iter().zip(&out2[..len]) {
+            hits1 += u64::from(*a);
+            hits2 += u64::from(*b);
+            both += u64::from(*a && *b);
+        }
+        start = end;
+    }
+    println!(
+        "{}",
+        assert_consistent(&f1, "seed 1, sequential", N, hits1, q)
+    );
+    println!(
+        "{}",
+        assert_consistent(&f2, "seed 2, sequential", N, hits2, q)
+    );
+    let p_both = f1.expected_false_pos() * f2.expected_false_pos();
+    // False alarm <= 1e-6 (exact test).
+    let p_value = stats::binomial_test_two_sided(both, q, p_both);
+    println!(
+        "joint false positives {both}/{q}, expected {:.1} (p-value {p_value:.2e})",
+        q as f64 * p_both
+    );
+    assert!(
+        p_value > ALPHA,
+        "seeds 1 and 2: {both} joint false positives in {q} queries, expected {:.1}: \
+         p-value {p_value:.3e}",
+        q as f64 * p_both
+    );
 }

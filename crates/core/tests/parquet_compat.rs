@@ -15,7 +15,13 @@ fn parquet_bytes(sbbf: &Sbbf) -> Vec<u8> {
 #[test]
 fn integer_keys_are_byte_identical() {
     let mut rng = SplitMix64(99);
-    for &(num_bytes, n) in &[(32usize, 10usize), (1024, 500), (8192, 4000), (1 << 16, 60_000), (1 << 20, 100_000)] {
+    for &(num_bytes, n) in &[
+        (32usize, 10usize),
+        (1024, 500),
+        (8192, 4000),
+        (1 << 16, 60_000),
+        (1 << 20, 100_000),
+    ] {
         let keys: Vec<i64> = (0..n).map(|_| rng.next_u64() as i64).collect();
         let mut theirs = Sbbf::new_with_num_of_bytes(num_bytes);
         let mut ours = SplitBlockBloomFilter::with_num_blocks((num_bytes / 32) as u64).unwrap();
@@ -23,10 +29,18 @@ fn integer_keys_are_byte_identical() {
             theirs.insert(k);
             ours.insert_hash(parquet_hash(&k.to_le_bytes()));
         }
-        assert_eq!(ours.as_bytes(), parquet_bytes(&theirs).as_slice(), "{num_bytes} bytes");
+        assert_eq!(
+            ours.as_bytes(),
+            parquet_bytes(&theirs).as_slice(),
+            "{num_bytes} bytes"
+        );
         assert_eq!(ours.to_parquet_bytes(), parquet_bytes(&theirs));
         // Each answers the other's queries identically, members and non-members.
-        let probes: Vec<i64> = keys.iter().copied().chain((0..5000).map(|_| rng.next_u64() as i64)).collect();
+        let probes: Vec<i64> = keys
+            .iter()
+            .copied()
+            .chain((0..5000).map(|_| rng.next_u64() as i64))
+            .collect();
         let back = Sbbf::new(ours.as_bytes());
         let read = SplitBlockBloomFilter::from_parquet_bitset(&parquet_bytes(&theirs)).unwrap();
         for p in &probes {
@@ -39,7 +53,9 @@ fn integer_keys_are_byte_identical() {
 
 #[test]
 fn string_keys_are_byte_identical() {
-    let keys: Vec<String> = (0..3000).map(|i| format!("https://example.com/a/very/long/shared/prefix/{i}")).collect();
+    let keys: Vec<String> = (0..3000)
+        .map(|i| format!("https://example.com/a/very/long/shared/prefix/{i}"))
+        .collect();
     let mut theirs = Sbbf::new_with_num_of_bytes(4096);
     let mut ours = SplitBlockBloomFilter::with_num_blocks(128).unwrap();
     for k in &keys {
@@ -52,7 +68,11 @@ fn string_keys_are_byte_identical() {
     let mut out = vec![false; hashes.len()];
     ours.contains_hash_batch(&hashes, &mut out).unwrap();
     for (i, o) in out.iter().enumerate() {
-        let key = if i < keys.len() { keys[i].clone() } else { format!("absent-{}", i - keys.len()) };
+        let key = if i < keys.len() {
+            keys[i].clone()
+        } else {
+            format!("absent-{}", i - keys.len())
+        };
         assert_eq!(*o, theirs.check(key.as_str()));
     }
 }

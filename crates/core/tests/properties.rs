@@ -65,7 +65,15 @@ proptest! {
 
 /// Hashes that exercise edge positions: 0, all ones, single bits, and random.
 fn edge_hashes(rng: &mut SplitMix64, n: usize) -> Vec<u64> {
-    let mut v = vec![0, u64::MAX, 1, 1 << 63, u64::MAX >> 1, 0xffff_ffff, 0xffff_ffff_0000_0000];
+    let mut v = vec![
+        0,
+        u64::MAX,
+        1,
+        1 << 63,
+        u64::MAX >> 1,
+        0xffff_ffff,
+        0xffff_ffff_0000_0000,
+    ];
     v.extend((0..64).map(|i| 1u64 << i));
     v.extend(rng.keys(n));
     v
@@ -81,7 +89,8 @@ fn every_backend_matches_the_scalar_oracle() {
         for &k in &[1u32, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64] {
             let mut oracle = blocked(bits, k, Backend::Scalar);
             oracle.insert_hash_batch(&hashes);
-            let oracle_answers: Vec<bool> = probes.iter().map(|&h| oracle.contains_hash(h)).collect();
+            let oracle_answers: Vec<bool> =
+                probes.iter().map(|&h| oracle.contains_hash(h)).collect();
             for backend in Backend::available() {
                 let mut f = blocked(bits, k, backend);
                 for &h in &hashes {
@@ -115,12 +124,21 @@ fn all_ones_and_empty_filters() {
     for backend in Backend::available() {
         let empty = blocked(4096, 64, backend);
         assert!(probes.iter().all(|&h| !empty.contains_hash(h)));
-        let full = BlockedBloomFilter::from_blocks(vec![Block512 { words: [u64::MAX; 8] }; 8], 64, DefaultHasher::default())
-            .map(|mut f| {
-                f.set_backend(backend).unwrap();
-                f
-            })
-            .unwrap();
+        let full = BlockedBloomFilter::from_blocks(
+            vec![
+                Block512 {
+                    words: [u64::MAX; 8]
+                };
+                8
+            ],
+            64,
+            DefaultHasher::default(),
+        )
+        .map(|mut f| {
+            f.set_backend(backend).unwrap();
+            f
+        })
+        .unwrap();
         assert!(probes.iter().all(|&h| full.contains_hash(h)));
         let mut out = vec![false; probes.len()];
         full.contains_hash_batch(&probes, &mut out).unwrap();
@@ -145,10 +163,18 @@ fn batches_match_single_calls_for_every_length() {
         let atomic_s = AtomicSplitBlockBloomFilter::from(s.clone());
         for len in 0..=257usize {
             // Mixed batch: members, non-members; also all-members and empty filters.
-            let keys: Vec<u64> = members[200 - len.min(200)..].iter().copied().take(len).collect();
+            let keys: Vec<u64> = members[200 - len.min(200)..]
+                .iter()
+                .copied()
+                .take(len)
+                .collect();
             let mut out = vec![false; keys.len()];
             b.contains_batch(&keys, &mut out).unwrap();
-            assert_eq!(out, keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>(), "{backend:?} {len}");
+            assert_eq!(
+                out,
+                keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>(),
+                "{backend:?} {len}"
+            );
             atomic_b.contains_batch(&keys, &mut out).unwrap();
             assert_eq!(out, keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>());
             s.contains_batch(&keys, &mut out).unwrap();
@@ -184,7 +210,9 @@ fn batch_length_mismatch_is_an_error() {
     let err = f.contains_batch(&[1u64, 2], &mut out).unwrap_err();
     assert_eq!(err, Error::LengthMismatch { keys: 2, out: 3 });
     assert_eq!(out, vec![true; 3], "out untouched on error");
-    let a = AtomicSplitBlockBloomFilter::with_num_bits(1024).hashes(8).unwrap();
+    let a = AtomicSplitBlockBloomFilter::with_num_bits(1024)
+        .hashes(8)
+        .unwrap();
     assert!(a.contains_hash_batch(&[1, 2, 3, 4], &mut out).is_err());
 }
 
@@ -195,24 +223,56 @@ fn bad_input_gives_typed_errors() {
             BlockedBloomFilter::with_false_pos(p).expected_items(10),
             Err(Error::InvalidFalsePositiveRate(_))
         ));
-        assert!(SplitBlockBloomFilter::with_false_pos(p).expected_items(10).is_err());
-        assert!(StandardBloomFilter::with_false_pos(p).expected_items(10).is_err());
+        assert!(SplitBlockBloomFilter::with_false_pos(p)
+            .expected_items(10)
+            .is_err());
+        assert!(StandardBloomFilter::with_false_pos(p)
+            .expected_items(10)
+            .is_err());
     }
-    assert_eq!(BlockedBloomFilter::with_false_pos(0.01).expected_items(0).unwrap_err(), Error::ZeroItems);
-    assert_eq!(BlockedBloomFilter::with_num_bits(0).hashes(3).unwrap_err(), Error::ZeroBits);
-    assert_eq!(StandardBloomFilter::with_num_bits(0).hashes(3).unwrap_err(), Error::ZeroBits);
+    assert_eq!(
+        BlockedBloomFilter::with_false_pos(0.01)
+            .expected_items(0)
+            .unwrap_err(),
+        Error::ZeroItems
+    );
+    assert_eq!(
+        BlockedBloomFilter::with_num_bits(0).hashes(3).unwrap_err(),
+        Error::ZeroBits
+    );
+    assert_eq!(
+        StandardBloomFilter::with_num_bits(0).hashes(3).unwrap_err(),
+        Error::ZeroBits
+    );
     for k in [0, 65, 1000] {
-        assert!(matches!(BlockedBloomFilter::with_num_bits(512).hashes(k), Err(Error::InvalidHashCount { .. })));
-        assert!(matches!(StandardBloomFilter::with_num_bits(512).hashes(k), Err(Error::InvalidHashCount { .. })));
+        assert!(matches!(
+            BlockedBloomFilter::with_num_bits(512).hashes(k),
+            Err(Error::InvalidHashCount { .. })
+        ));
+        assert!(matches!(
+            StandardBloomFilter::with_num_bits(512).hashes(k),
+            Err(Error::InvalidHashCount { .. })
+        ));
     }
-    assert!(matches!(SplitBlockBloomFilter::with_num_bits(512).hashes(7), Err(Error::InvalidHashCount { k: 7, max: 8 })));
-    assert!(matches!(SplitBlockBloomFilter::with_num_blocks(0), Err(Error::ZeroBits)));
-    assert!(matches!(SplitBlockBloomFilter::with_num_blocks((1 << 32) + 1), Err(Error::TooLarge { .. })));
+    assert!(matches!(
+        SplitBlockBloomFilter::with_num_bits(512).hashes(7),
+        Err(Error::InvalidHashCount { k: 7, max: 8 })
+    ));
+    assert!(matches!(
+        SplitBlockBloomFilter::with_num_blocks(0),
+        Err(Error::ZeroBits)
+    ));
+    assert!(matches!(
+        SplitBlockBloomFilter::with_num_blocks((1 << 32) + 1),
+        Err(Error::TooLarge { .. })
+    ));
     assert!(matches!(
         BlockedBloomFilter::with_num_bits(u64::MAX).hashes(7),
         Err(Error::TooLarge { .. } | Error::AllocationFailed { .. })
     ));
-    assert!(BlockedBloomFilter::with_false_pos(1e-300).expected_items(u64::MAX).is_err());
+    assert!(BlockedBloomFilter::with_false_pos(1e-300)
+        .expected_items(u64::MAX)
+        .is_err());
     for len in [0usize, 1, 31, 33, 100] {
         assert!(matches!(
             SplitBlockBloomFilter::from_parquet_bitset(&vec![0u8; len]),
@@ -233,10 +293,19 @@ fn union_and_intersect_check_compatibility() {
     for other in [
         BlockedBloomFilter::with_num_bits(8192).hashes(5).unwrap(),
         BlockedBloomFilter::with_num_bits(4096).hashes(6).unwrap(),
-        BlockedBloomFilter::with_num_bits(4096).seed(1).hashes(5).unwrap(),
+        BlockedBloomFilter::with_num_bits(4096)
+            .seed(1)
+            .hashes(5)
+            .unwrap(),
     ] {
-        assert!(matches!(a.union(&other), Err(Error::IncompatibleFilters { .. })));
-        assert!(matches!(a.intersect(&other), Err(Error::IncompatibleFilters { .. })));
+        assert!(matches!(
+            a.union(&other),
+            Err(Error::IncompatibleFilters { .. })
+        ));
+        assert!(matches!(
+            a.intersect(&other),
+            Err(Error::IncompatibleFilters { .. })
+        ));
         assert_eq!(a, before, "unchanged on error");
     }
     let mut u = a.clone();
@@ -254,19 +323,29 @@ fn union_and_intersect_check_compatibility() {
     let p2 = SplitBlockBloomFilter::with_num_blocks(5).unwrap();
     assert!(p1.union(&p2).is_err());
     // Keyed hashers with different keys are incompatible.
-    let mut k1 = BlockedBloomFilter::with_num_bits(512).hasher(KeyedHasher::with_key([1, 2, 3, 4])).hashes(3).unwrap();
-    let k2 = BlockedBloomFilter::with_num_bits(512).hasher(KeyedHasher::with_key([1, 2, 3, 5])).hashes(3).unwrap();
+    let mut k1 = BlockedBloomFilter::with_num_bits(512)
+        .hasher(KeyedHasher::with_key([1, 2, 3, 4]))
+        .hashes(3)
+        .unwrap();
+    let k2 = BlockedBloomFilter::with_num_bits(512)
+        .hasher(KeyedHasher::with_key([1, 2, 3, 5]))
+        .hashes(3)
+        .unwrap();
     assert!(k1.union(&k2).is_err());
 }
 
 #[test]
 fn estimates_and_clear() {
-    let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(100_000).unwrap();
+    let mut f = BlockedBloomFilter::with_false_pos(0.01)
+        .expected_items(100_000)
+        .unwrap();
     let keys = SplitMix64(5).keys(100_000);
     f.insert_batch(&keys);
     let est = f.estimated_len();
     assert!((est - 100_000.0).abs() < 3_000.0, "estimate {est}");
-    let mut s = StandardBloomFilter::with_false_pos(0.01).expected_items(100_000).unwrap();
+    let mut s = StandardBloomFilter::with_false_pos(0.01)
+        .expected_items(100_000)
+        .unwrap();
     s.insert_batch(&keys);
     assert!((s.estimated_len() - 100_000.0).abs() < 3_000.0);
     assert!(f.expected_false_pos() < 0.011);

@@ -80,7 +80,12 @@ fn every_reference_row_matches() {
             "split" => {
                 assert_eq!(row.b as u32, row.s * row.w, "line {}", row.line);
                 assert_eq!(row.k, row.s, "line {}", row.line);
-                check(row, math::split_block_fp(row.c, row.s, row.w), &mut failures, &mut worst);
+                check(
+                    row,
+                    math::split_block_fp(row.c, row.s, row.w),
+                    &mut failures,
+                    &mut worst,
+                );
                 checked += 1;
             }
             "blocked" | "blocked_distinct" | "blocked_putze" => blocked
@@ -123,7 +128,11 @@ fn blocked_fp_many_equals_blocked_fp() {
             for k in [1u32, 5, 12] {
                 let many = math::blocked_fp_many(&cs, b, k, model);
                 for (&c, got) in cs.iter().zip(many) {
-                    assert_eq!(got, math::blocked_fp(c, b, k, model), "B={b} {model:?} k={k} c={c}");
+                    assert_eq!(
+                        got,
+                        math::blocked_fp(c, b, k, model),
+                        "B={b} {model:?} k={k} c={c}"
+                    );
                 }
             }
         }

@@ -36,7 +36,6 @@ unsafe fn active_lanes(n: u32) -> __m256i {
 // SAFETY: every method uses AVX2 intrinsics only; the trait contract makes callers
 // guarantee AVX2.
 unsafe impl Kernel for Avx2 {
-
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: `block` is 64-byte aligned (repr(align(64))), so both aligned 32-byte loads

@@ -36,7 +36,6 @@ fn lane_mask(n: u32) -> __mmask16 {
 // SAFETY: every method uses AVX2 / AVX-512F intrinsics only; the trait contract makes callers
 // guarantee both.
 unsafe impl Kernel for Avx512 {
-
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: `block` is 64-byte aligned (aligned 64-byte load in bounds); the caller

@@ -82,10 +82,15 @@ impl Backend {
 
     /// Every backend this CPU supports, slowest (scalar) first.
     pub fn available() -> Vec<Backend> {
-        [Backend::Scalar, Backend::Wide, Backend::Avx2, Backend::Avx512]
-            .into_iter()
-            .filter(|b| b.is_available())
-            .collect()
+        [
+            Backend::Scalar,
+            Backend::Wide,
+            Backend::Avx2,
+            Backend::Avx512,
+        ]
+        .into_iter()
+        .filter(|b| b.is_available())
+        .collect()
     }
 
     /// Short lowercase name (`"scalar"`, `"avx2"`, `"avx512"`).
@@ -107,7 +112,6 @@ impl Backend {
 /// (`Backend::is_available()` for the `Backend` the implementation is named after), and the caller must be compiled with (or inlined into a
 /// function with) those target features enabled for the intrinsics to inline.
 pub(crate) unsafe trait Kernel {
-
     /// Whether every one of the `k` probe bits of `h32` is set in `block`.
     ///
     /// # Safety

@@ -43,7 +43,9 @@ unsafe impl Kernel for Portable {
 
     #[inline(always)]
     unsafe fn split_mask(h32: u32) -> Block256 {
-        Block256 { words: split_mask_vec(h32).to_array() }
+        Block256 {
+            words: split_mask_vec(h32).to_array(),
+        }
     }
 
     #[inline(always)]

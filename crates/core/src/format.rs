@@ -1,0 +1,248 @@
+//! The versioned binary format shared by every filter kind.
+//!
+//! Little-endian throughout. A 64-byte header, then the payload:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `b"BLMF"` |
+//! | 4 | 2 | format version (1) |
+//! | 6 | 1 | filter kind ([`FilterKind`]) |
+//! | 7 | 1 | hash algorithm ([`HashAlgorithm`]) |
+//! | 8 | 4 | probes per key `k` |
+//! | 12 | 4 | flags (0) |
+//! | 16 | 8 | hasher seed (0 for keyed hashing: the key is never stored) |
+//! | 24 | 8 | number of bits |
+//! | 32 | 8 | estimated distinct keys at write time |
+//! | 40 | 8 | payload length in bytes |
+//! | 48 | 8 | XXH64 (seed 0) of the payload |
+//! | 56 | 8 | reserved (0) |
+//!
+//! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
+//! filters as the Parquet bitset (little-endian `u32` words), standard filters as
+//! little-endian `u64` words. A reader checks every field before allocating, and allocates
+//! only as much as the input actually holds: truncated, corrupted or hostile input yields a
+//! typed [`Error`], never a panic or an outsized allocation.
+
+use crate::hash::{DefaultHasher, KeyedHasher};
+use crate::{Error, Result};
+use core::hash::BuildHasher;
+
+/// The magic bytes that start every serialized filter.
+pub const MAGIC: [u8; 4] = *b"BLMF";
+/// The format version this crate writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// Size of the header in bytes.
+pub const HEADER_LEN: usize = 64;
+
+/// Which filter a serialized payload holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+#[non_exhaustive]
+pub enum FilterKind {
+    /// [`BlockedBloomFilter`](crate::BlockedBloomFilter).
+    Blocked512 = 1,
+    /// [`SplitBlockBloomFilter`](crate::SplitBlockBloomFilter).
+    SplitBlock256 = 2,
+    /// [`StandardBloomFilter`](crate::StandardBloomFilter).
+    Standard = 3,
+}
+
+/// Which hash function a serialized filter was built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+#[non_exhaustive]
+pub enum HashAlgorithm {
+    /// [`DefaultHasher`] (foldhash, seeded; the seed is stored).
+    Foldhash = 1,
+    /// [`KeyedHasher`] (HighwayHash; the secret key is not stored: the reader supplies it).
+    HighwayKeyed = 2,
+}
+
+/// A hasher that can be recorded in (and, if unkeyed, restored from) the format.
+pub trait PersistentHasher: BuildHasher + Sized {
+    /// The algorithm id written to the header.
+    const ALGORITHM: HashAlgorithm;
+    /// The seed written to the header (0 where nothing may be stored).
+    fn stored_seed(&self) -> u64;
+    /// Rebuilds the hasher from a stored seed; `None` for keyed hashers, whose key the
+    /// caller must supply (`from_bytes_with_hasher`).
+    fn from_stored_seed(seed: u64) -> Option<Self>;
+}
+
+impl PersistentHasher for DefaultHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::Foldhash;
+    fn stored_seed(&self) -> u64 {
+        self.seed()
+    }
+    fn from_stored_seed(seed: u64) -> Option<Self> {
+        Some(DefaultHasher::with_seed(seed))
+    }
+}
+
+impl PersistentHasher for KeyedHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::HighwayKeyed;
+    fn stored_seed(&self) -> u64 {
+        0
+    }
+    fn from_stored_seed(_: u64) -> Option<Self> {
+        None
+    }
+}
+
+/// The decoded header of a serialized filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Filter kind.
+    pub kind: FilterKind,
+    /// Hash algorithm.
+    pub algorithm: HashAlgorithm,
+    /// Probes per key.
+    pub num_hashes: u32,
+    /// Hasher seed (0 for keyed hashing).
+    pub seed: u64,
+    /// Number of bits.
+    pub num_bits: u64,
+    /// Estimated distinct keys when written.
+    pub items: u64,
+    /// Payload length in bytes.
+    pub payload_len: u64,
+    /// XXH64 of the payload.
+    pub checksum: u64,
+}
+
+fn corrupt(reason: &'static str) -> Error {
+    Error::Corrupt { reason }
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut x = [0u8; 4];
+    x.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(x)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+impl Header {
+    /// Encodes the header (64 bytes).
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        out[0..4].copy_from_slice(&MAGIC);
+        out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out[6] = self.kind as u8;
+        out[7] = self.algorithm as u8;
+        out[8..12].copy_from_slice(&self.num_hashes.to_le_bytes());
+        out[16..24].copy_from_slice(&self.seed.to_le_bytes());
+        out[24..32].copy_from_slice(&self.num_bits.to_le_bytes());
+        out[32..40].copy_from_slice(&self.items.to_le_bytes());
+        out[40..48].copy_from_slice(&self.payload_len.to_le_bytes());
+        out[48..56].copy_from_slice(&self.checksum.to_le_bytes());
+        out
+    }
+
+    /// Decodes and validates a header.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a short input, a wrong magic, an unknown kind or algorithm,
+    /// non-zero reserved fields; [`Error::UnsupportedVersion`] for another version.
+    pub fn parse(bytes: &[u8]) -> Result<Header> {
+        if bytes.len() < HEADER_LEN {
+            return Err(corrupt("shorter than the 64-byte header"));
+        }
+        if bytes[0..4] != MAGIC {
+            return Err(corrupt("bad magic: not a bloomforge filter"));
+        }
+        let version = u16_at(bytes, 4);
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion(version));
+        }
+        let kind = match bytes[6] {
+            1 => FilterKind::Blocked512,
+            2 => FilterKind::SplitBlock256,
+            3 => FilterKind::Standard,
+            _ => return Err(corrupt("unknown filter kind")),
+        };
+        let algorithm = match bytes[7] {
+            1 => HashAlgorithm::Foldhash,
+            2 => HashAlgorithm::HighwayKeyed,
+            _ => return Err(corrupt("unknown hash algorithm")),
+        };
+        if u32_at(bytes, 12) != 0 || u64_at(bytes, 56) != 0 {
+            return Err(corrupt("reserved fields are not zero"));
+        }
+        Ok(Header {
+            kind,
+            algorithm,
+            num_hashes: u32_at(bytes, 8),
+            seed: u64_at(bytes, 16),
+            num_bits: u64_at(bytes, 24),
+            items: u64_at(bytes, 32),
+            payload_len: u64_at(bytes, 40),
+            checksum: u64_at(bytes, 48),
+        })
+    }
+}
+
+/// Checks `bytes` against the expected kind and hasher and returns the header, the
+/// validated payload and the hasher to use.
+pub(crate) fn open<S: PersistentHasher>(
+    bytes: &[u8],
+    kind: FilterKind,
+    hasher: Option<S>,
+) -> Result<(Header, &[u8], S)> {
+    let header = Header::parse(bytes)?;
+    if header.kind != kind {
+        return Err(corrupt("the bytes hold a different filter kind"));
+    }
+    if header.algorithm != S::ALGORITHM {
+        return Err(Error::HasherMismatch);
+    }
+    let payload = &bytes[HEADER_LEN..];
+    if header.payload_len != payload.len() as u64 {
+        return Err(corrupt("payload length does not match the input length"));
+    }
+    if xxhash_rust::xxh64::xxh64(payload, 0) != header.checksum {
+        return Err(corrupt("payload checksum mismatch"));
+    }
+    let hasher = match hasher {
+        Some(h) => h,
+        None => S::from_stored_seed(header.seed).ok_or(Error::HasherMismatch)?,
+    };
+    Ok((header, payload, hasher))
+}
+
+/// Header + payload into one buffer.
+pub(crate) fn seal(mut header: Header, payload: Vec<u8>) -> Vec<u8> {
+    header.payload_len = payload.len() as u64;
+    header.checksum = xxhash_rust::xxh64::xxh64(&payload, 0);
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(&header.to_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// Reads one serialized filter from `reader`: the header, then exactly the payload it
+/// announces, growing the buffer only as data arrives (a hostile length cannot force a
+/// large allocation).
+pub(crate) fn read_all<R: std::io::Read>(mut reader: R) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = [0u8; HEADER_LEN];
+    reader.read_exact(&mut head).map_err(|e| Error::Io(e.to_string()))?;
+    let header = Header::parse(&head)?;
+    let mut out = head.to_vec();
+    let got = (&mut reader)
+        .take(header.payload_len)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::Io(e.to_string()))?;
+    if got as u64 != header.payload_len {
+        return Err(corrupt("truncated payload"));
+    }
+    Ok(out)
+}
