@@ -6,10 +6,10 @@ use crate::arch::{check_backend, Backend};
 use crate::block::{Block256, Block512};
 use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
 use crate::error::FilterShape;
+use crate::format::{Header, PersistentHasher};
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
 use crate::raw::{par_insert_atomic, Hashes, Keys, RawAtomicBlocks, RawBlocks};
-use crate::format::{Header, PersistentHasher};
 use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -47,7 +47,7 @@ macro_rules! block_filters {
             fn for_false_pos<S2: BuildHasher>(fp: f64, items: u64, hasher: S2) -> Result<$Plain<S2>> {
                 let (bits_per_key, k) = <$L>::size_for(fp);
                 let blocks = (items as f64 * bits_per_key / f64::from(<$L>::BLOCK_BITS)).ceil();
-                if !(blocks < <$L>::MAX_BLOCKS as f64) {
+                if blocks.is_nan() || blocks >= <$L>::MAX_BLOCKS as f64 {
                     return Err(Error::TooLarge { requested: blocks as u64, max: <$L>::MAX_BLOCKS });
                 }
                 Ok($Plain { raw: RawBlocks::new((blocks as u64).max(1), k)?, hasher })
@@ -303,7 +303,7 @@ macro_rules! block_filters {
                 writer.write_all(&self.to_bytes()).map_err(|e| Error::Io(e.to_string()))
             }
 
-        
+
             /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key
             /// is never stored).
             ///
@@ -313,11 +313,11 @@ macro_rules! block_filters {
                 Self::decode(bytes, Some(hasher))
             }
 
-        
+
             fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
                 let (header, payload, hasher) = crate::format::open(bytes, <$L>::FORMAT_KIND, hasher)?;
                 let bits = u64::from(<$L>::BLOCK_BITS);
-                if header.num_bits == 0 || header.num_bits % bits != 0 {
+                if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {
                     return Err(Error::Corrupt { reason: "bit count is not a positive number of blocks" });
                 }
                 if header.num_bits / 8 != payload.len() as u64 {
@@ -666,7 +666,7 @@ impl SplitBlockBloomFilter {
     /// [`Error::InvalidBitset`] for an empty bitset or a length that is not a multiple of
     /// 32 bytes.
     pub fn from_parquet_bitset(bytes: &[u8]) -> Result<Self> {
-        if bytes.is_empty() || bytes.len() % 32 != 0 {
+        if bytes.is_empty() || !bytes.len().is_multiple_of(32) {
             return Err(Error::InvalidBitset {
                 len: bytes.len(),
                 reason: "a split-block bitset is a positive multiple of 32 bytes",

@@ -234,7 +234,9 @@ pub(crate) fn seal(mut header: Header, payload: Vec<u8>) -> Vec<u8> {
 pub(crate) fn read_all<R: std::io::Read>(mut reader: R) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut head = [0u8; HEADER_LEN];
-    reader.read_exact(&mut head).map_err(|e| Error::Io(e.to_string()))?;
+    reader
+        .read_exact(&mut head)
+        .map_err(|e| Error::Io(e.to_string()))?;
     let header = Header::parse(&head)?;
     let mut out = head.to_vec();
     let got = (&mut reader)

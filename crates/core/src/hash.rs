@@ -6,7 +6,7 @@
 //! that already hold a good 64-bit hash skip the hasher with `insert_hash` / `contains_hash`.
 
 use core::fmt;
-use core::hash::{BuildHasher, Hash, Hasher};
+use core::hash::{BuildHasher, Hash};
 
 /// The default hasher: foldhash's fast variant with a fixed, caller-chosen seed.
 ///
@@ -117,9 +117,7 @@ pub fn parquet_hash(plain_encoding: &[u8]) -> u64 {
 /// Hashes one key with `S`.
 #[inline(always)]
 pub(crate) fn hash_one<S: BuildHasher, T: Hash + ?Sized>(hasher: &S, key: &T) -> u64 {
-    let mut h = hasher.build_hasher();
-    key.hash(&mut h);
-    h.finish()
+    hasher.hash_one(key)
 }
 
 /// A fixed value whose hash identifies a hasher's seed or key, for compatibility checks.

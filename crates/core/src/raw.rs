@@ -145,7 +145,7 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
         prefetch(&blocks[b]);
         *slot = (b, h as u32);
     }
-    for i in 0..n {
+    for (i, answer) in out.iter_mut().enumerate().take(n) {
         let slot = i % PREFETCH_AHEAD;
         let (b, h32) = ring[slot];
         if i + PREFETCH_AHEAD < n {
@@ -155,7 +155,7 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
             ring[slot] = (nb_idx, h as u32);
         }
         // SAFETY: forwarded contract.
-        out[i] = unsafe { L::contains::<K>(&blocks[b], h32, k) };
+        *answer = unsafe { L::contains::<K>(&blocks[b], h32, k) };
     }
 }
 
@@ -248,7 +248,7 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
         *slot = src.hash_at(i);
         prefetch(&blocks[L::block_index(*slot, blocks.len())]);
     }
-    for i in 0..n {
+    for (i, answer) in out.iter_mut().enumerate().take(n) {
         let slot = i % PREFETCH_AHEAD;
         let h = ring[slot];
         if i + PREFETCH_AHEAD < n {
@@ -256,7 +256,7 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
             prefetch(&blocks[L::block_index(ring[slot], blocks.len())]);
         }
         // SAFETY: forwarded contract.
-        out[i] = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
+        *answer = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
     }
 }
 

@@ -2,9 +2,9 @@
 
 use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
 use crate::error::FilterShape;
+use crate::format::{FilterKind, Header, PersistentHasher};
 use crate::hash::{fast_range64, hash_one, hasher_fingerprint, mix64, DefaultHasher};
 use crate::raw::{alloc_blocks, check_batch_len};
-use crate::format::{FilterKind, Header, PersistentHasher};
 use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -291,7 +291,7 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
                 reason: "word count must be ceil(num_bits / 64)",
             });
         }
-        if num_bits % 64 != 0 {
+        if !num_bits.is_multiple_of(64) {
             if let Some(last) = words.last_mut() {
                 *last &= (1u64 << (num_bits % 64)) - 1;
             }
@@ -350,10 +350,10 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
     /// # Errors
     /// [`Error::Io`] if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
-        writer.write_all(&self.to_bytes()).map_err(|e| Error::Io(e.to_string()))
+        writer
+            .write_all(&self.to_bytes())
+            .map_err(|e| Error::Io(e.to_string()))
     }
-
-
 
     /// Reads a filter with the caller's hasher (keyed filters).
     ///
@@ -365,8 +365,12 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
 
     fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
         let (header, payload, hasher) = crate::format::open(bytes, FilterKind::Standard, hasher)?;
-        if header.num_bits == 0 || header.num_bits.div_ceil(64).checked_mul(8) != Some(payload.len() as u64) {
-            return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
+        if header.num_bits == 0
+            || header.num_bits.div_ceil(64).checked_mul(8) != Some(payload.len() as u64)
+        {
+            return Err(Error::Corrupt {
+                reason: "payload length does not match the bit count",
+            });
         }
         let words = payload
             .chunks_exact(8)
