@@ -82,6 +82,18 @@ pub(crate) const BLOCKED_POWERS: [u32; BLOCKED_MAX_HASHES as usize] = {
     out
 };
 
+/// [`BLOCKED_POWERS`] zero-extended to 64-bit lanes (for kernels that multiply with
+/// `vpmuludq`, one micro-op where a 32-bit `vpmulld` takes two).
+pub(crate) const BLOCKED_POWERS_U64: [u64; BLOCKED_MAX_HASHES as usize] = {
+    let mut out = [0u64; BLOCKED_MAX_HASHES as usize];
+    let mut j = 0;
+    while j < out.len() {
+        out[j] = BLOCKED_POWERS[j] as u64;
+        j += 1;
+    }
+    out
+};
+
 /// The Parquet split-block salts (one odd multiplier per word), from the specification.
 pub const SPLIT_SALTS: [u32; 8] = [
     0x47b6_137b,
