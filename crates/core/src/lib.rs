@@ -60,6 +60,11 @@ pub use filters::{
 pub use hash::{parquet_hash, DefaultHasher, KeyedHasher};
 pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
 
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// What every filter of the workspace offers: membership queries and (where the filter
 /// allows) insertion. Shared by `bloomforge-counting` and `bloomforge-dleft`.
 pub trait Filter<T: ?Sized> {
