@@ -164,6 +164,18 @@ macro_rules! dispatch_fn {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments)]
         $vis fn $name<$($g: $bound),*>(backend: $crate::arch::Backend, $($arg: $ty),*) -> $ret {
+            // Built with the features enabled (`-C target-cpu=native`): call the kernel
+            // directly so it inlines into the caller, no wrapper call.
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "avx512f"))]
+            if backend == $crate::arch::Backend::Avx512 {
+                // SAFETY: the features are enabled at compile time for the whole crate.
+                return unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) };
+            }
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+            if backend == $crate::arch::Backend::Avx2 {
+                // SAFETY: AVX2 is enabled at compile time for the whole crate.
+                return unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) };
+            }
             match backend {
                 #[cfg(target_arch = "x86_64")]
                 $crate::arch::Backend::Avx512 => {
