@@ -723,6 +723,8 @@ pub fn fp_consistent(
 }
 
 #[cfg(test)]
+// The expected values are printed by mpmath with 17 significant digits.
+#[allow(clippy::excessive_precision)]
 mod tests {
     //! Expected values computed with `mpmath` at 40-50 significant digits (binomial tails
     //! by direct summation of the pmf, quantiles and Clopper-Pearson limits by bisection),

@@ -10,11 +10,11 @@
 //!    1e-6. A failure means the query-side probe derivation (or the hash) is not uniform.
 //! 2. **The bits vs theory.** `p_realised` varies from filter to filter; its mean is the
 //!    layout's theory for exactly `n` keys in `m` bits and its spread the instance standard
-//!    deviation (`math::*_instance_sd`). `|p_realised - theory| <= z_{1-alpha/2} sd` has a
-//!    false-alarm probability of ~1e-6 (normal approximation of a mean over >= 2^13
-//!    blocks or a sum over >= 2^23 bits; see `assert_realised_matches_theory`). A failure
-//!    means the insert-side placement (block choice, in-block bits) is not uniform or the
-//!    theory is wrong.
+//!    deviation (`math::*_instance_sd`). `|p_realised - theory| <= z_{1-alpha/4} sd` has a
+//!    false-alarm probability of <= 3e-7 (normal approximation of a mean over >= 10^4
+//!    blocks or a function of a sum over >= 5e6 bits; see
+//!    `assert_realised_matches_theory`). A failure means the insert-side placement (block
+//!    choice, in-block bits) is not uniform or the theory is wrong.
 //!
 //! Every assertion below names its false-alarm probability. Keys come from a fixed-seed
 //! SplitMix64, so a run is deterministic; the probabilities say how unlikely a failure
@@ -119,7 +119,7 @@ enum Keys {
     Random(u64),
     /// `0..n` members, `n..n + Q` queries.
     Sequential,
-    /// `https://example.com/some/long/path/{i}`: a shared 34-byte prefix.
+    /// `https://example.com/some/long/path/{i}`: a shared 35-byte prefix.
     Urls,
 }
 
@@ -214,28 +214,30 @@ fn assert_consistent<F: UnderTest>(f: &F, label: &str, n: u64, hits: u64, q: u64
          Binomial(q, {p_real:.4e}): two-sided p-value {p_value:.3e}",
         hits as f64 / q as f64
     );
-    // The same question through the reference acceptance test (with inst_sd = 0 and no
-    // tolerance band it is a two-sided test at level ~ALPHA: exact interval below 30
-    // hits, normal z beyond, where the normal approximation of Binomial(q, p) with
-    // q p >= 30 has the same 1e-6 level up to a factor < 2 (skewness 1/sqrt(qp))).
+    // The reference acceptance test on the same numbers, for the log only: its normal z
+    // has the exact test's level only up to the skewness of Binomial(q, p), and the
+    // exact test above already answers the question.
     let check = stats::fp_consistent(hits, q, p_real, ALPHA, 0.0, 0.0);
-    assert!(check.ok, "{what}: fp_consistent rejects: {check:?}");
     let (theory, sd) = f.theory(n);
     let z = assert_realised_matches_theory(&what, p_real, theory, sd);
     format!(
-        "{what}: hits {hits}/{q} = {:.4e}, realised {p_real:.4e} (p-value {p_value:.2e}), \
-         theory {theory:.4e} +- {sd:.2e} (z = {z:+.2})",
-        hits as f64 / q as f64
+        "{what}: hits {hits}/{q} = {:.4e}, realised {p_real:.4e} (p-value {p_value:.2e}, \
+         fp_consistent z {:+.2}), theory {theory:.4e} +- {sd:.2e} (z = {z:+.2})",
+        hits as f64 / q as f64,
+        check.z.unwrap_or(0.0)
     )
 }
 
 /// (2): the realised FP lies within `z_{1-alpha/2}` instance standard deviations of the
-/// theory. The realised FP is a mean over the filter's blocks (>= 2^13 of them in every
+/// theory. The realised FP is a mean over the filter's blocks (>= 10^4 of them in every
 /// test here) of a bounded per-block quantity, or for the standard filter a smooth
-/// function of a sum over >= 2^23 nearly independent bits, so it is normal to within the
-/// CLT error: false alarm ~1e-6 (the normal tail at 4.89 sd).
+/// function of a sum over >= 5e6 nearly independent bits, so it is normal to within the
+/// CLT error. The skew of the per-block FP cancels to first order in a two-sided test; the
+/// Edgeworth expansion puts the false alarm at the normal level x 1.0 (8 bits/key) to
+/// x 1.2 (blocked at 20 bits/key, per-block skewness 6). The limit is therefore the normal
+/// quantile for ALPHA / 4 (5.03 sd): false alarm <= 1.2 * 2.5e-7 = 3e-7 < 1e-6.
 fn assert_realised_matches_theory(what: &str, p_real: f64, theory: f64, sd: f64) -> f64 {
-    let zcrit = stats::normal_upper_quantile(ALPHA / 2.0);
+    let zcrit = stats::normal_upper_quantile(ALPHA / 4.0);
     let z = (p_real - theory) / sd;
     assert!(
         z.abs() <= zcrit,
@@ -309,15 +311,22 @@ const TARGETS: [f64; 5] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5];
 /// * its theory for exactly `n` keys in its `m` bits is at most `p` (deterministic: the
 ///   builder sizes with the layout's own formula, and exact Binomial loads give a lower
 ///   FP than the Poisson loads it sizes with);
-/// * its realised FP is at most `p (1 + tol)` with `tol = z_{1-alpha/2} sd / p`: the
-///   realised FP exceeds its mean by more than `z_{1-alpha/2}` instance sd with
-///   probability ~5e-7 (one side of the two-sided normal tail), and its mean is <= p.
-///   `tol` is printed and asserted below 10 % (it is 1-8 % at `n = 2^20`);
-/// * its false-positive count is not significantly above `Q p`: exact one-sided binomial
-///   test, false alarm <= 1e-6 (Binomial(Q, p_realised) is stochastically below
-///   Binomial(Q, p) whenever `p_realised <= p`; the slack `p (1 + tol)` is not used here).
+/// * its realised FP is at most `p (1 + tol)`, `tol = z_{1-1e-8} sd / p` (`z = 5.61`,
+///   `sd` the instance standard deviation). The realised FP exceeds its mean (<= p) by
+///   more than 5.61 sd with probability 1e-8 for a normal mean; the per-block FP is
+///   right-skewed (most for the blocked filter at 1e-5: 18 probes, per-block skewness 31
+///   over 62k blocks), and the Edgeworth expansion of that tail gives at most 1.2e-7.
+///   `tol` is printed and asserted below 15 % (0.4-12 % at `n = 2^20`);
+/// * its false-positive count is not significantly above `Q p (1 + tol)`: exact one-sided
+///   binomial test at 5e-7. Given the previous line, Binomial(Q, p_realised) is
+///   stochastically below Binomial(Q, p (1 + tol)), so the false alarm is <= 5e-7.
+///   (Testing against `Q p` itself would flake: the sizing is tight, so `p_realised`
+///   lies above `p` for about half of all seeds, by a fraction of a percent that
+///   `Q = 1e7` queries resolve.)
+///
+/// Total false alarm per filter <= 6.2e-7.
 fn assert_meets_target<F: UnderTest>(f: &mut F, p: f64, n: u64, seed: u64) -> String {
-    let q = queries_for(p, 1e5, 1 << 20, 1 << 24);
+    let q = queries_for(p, 1e5, 1 << 20, 1 << 23);
     let hits = run(f, Keys::Random(seed), n, q);
     let (m, k) = (f.bits(), f.k());
     let what = format!(
@@ -327,24 +336,23 @@ fn assert_meets_target<F: UnderTest>(f: &mut F, p: f64, n: u64, seed: u64) -> St
     );
     let (theory, sd) = f.theory(n);
     assert!(theory <= p, "{what}: theory {theory:.4e} above the target");
-    let zcrit = stats::normal_upper_quantile(ALPHA / 2.0);
-    let tol = zcrit * sd / p;
+    let tol = stats::normal_upper_quantile(1e-8) * sd / p;
     assert!(
-        tol < 0.1,
+        tol < 0.15,
         "{what}: instance sd {sd:.3e} too large for a meaningful check"
     );
     let p_real = f.realised();
-    // False alarm ~5e-7 (see above).
+    // False alarm <= 1.2e-7 (see above).
     assert!(
         p_real <= p * (1.0 + tol),
         "{what}: realised FP {p_real:.4e} > {p:e} (1 + {tol:.3})"
     );
-    // False alarm <= 1e-6 (exact one-sided test).
-    let p_value = stats::binomial_test_greater(hits, q, p);
+    // False alarm <= 5e-7 (exact one-sided test, see above).
+    let p_value = stats::binomial_test_greater(hits, q, p * (1.0 + tol));
     assert!(
-        p_value > ALPHA,
-        "{what}: {hits} false positives in {q} queries (rate {:.4e}) is significantly above \
-         {p:e}: one-sided p-value {p_value:.3e}",
+        p_value > 5e-7,
+        "{what}: {hits} false positives in {q} queries (rate {:.4e}) is significantly \
+         above {p:e} (1 + {tol:.3}): one-sided p-value {p_value:.3e}",
         hits as f64 / q as f64
     );
     format!(
@@ -389,54 +397,89 @@ fn standard_meets_target() {
 // Structured keys, the keyed hasher, seeds
 // ---------------------------------------------------------------------------------------
 
-/// Sequential integers and URLs sharing a long prefix behave like random keys: the same
-/// two checks as above (each false alarm <= 1e-6 resp. ~1e-6).
-#[test]
-fn structured_keys_blocked() {
-    let c = 10;
-    let k = blocked_best_k(c as f64);
-    let q = queries_for(math::blocked512_fp(c as f64, k), 1e5, 1 << 20, 1 << 24);
-    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
-        let mut f = BlockedBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
-        let hits = run(&mut f, keys, N, q);
-        println!(
-            "{}",
-            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
-        );
-    }
+/// Structured keys behave like random keys: the same two checks as the random-key tests
+/// (false alarm <= 1e-6 and <= 3e-7), at 10 bits per key with the best `k`.
+///
+/// Sequential integers are the sharp case: a hash that is one multiply-fold of the key
+/// (foldhash's `fast` variant) maps them onto a lattice, so blocks fill too evenly
+/// (blocked: realised FP 7.8 % below theory) and in-block bits correlate (split-block:
+/// 12 % above theory; standard: measured 7 % above its own realised FP).
+fn structured<F: UnderTest>(mut f: F, keys: Keys, p_guess: f64) {
+    // String keys cost ~50 ns to format: fewer queries.
+    let max_q = if matches!(keys, Keys::Urls) {
+        1 << 22
+    } else {
+        1 << 24
+    };
+    let q = queries_for(p_guess, 1e5, 1 << 20, max_q);
+    let hits = run(&mut f, keys, N, q);
+    println!(
+        "{}",
+        assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
+    );
 }
 
-/// As [`structured_keys_blocked`] for the split-block filter.
-#[test]
-fn structured_keys_split_block() {
-    let c = 10;
-    let q = queries_for(math::split_block_fp(c as f64, 8, 32), 1e5, 1 << 20, 1 << 24);
-    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
-        let mut f = SplitBlockBloomFilter::with_num_bits(N * c)
-            .hashes(8)
-            .unwrap();
-        let hits = run(&mut f, keys, N, q);
-        println!(
-            "{}",
-            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
-        );
-    }
+fn blocked_10() -> (BlockedBloomFilter, f64) {
+    let k = blocked_best_k(10.0);
+    let f = BlockedBloomFilter::with_num_bits(N * 10).hashes(k).unwrap();
+    (f, math::blocked512_fp(10.0, k))
 }
 
-/// As [`structured_keys_blocked`] for the standard filter.
+fn split_block_10() -> (SplitBlockBloomFilter, f64) {
+    let f = SplitBlockBloomFilter::with_num_bits(N * 10)
+        .hashes(8)
+        .unwrap();
+    (f, math::split_block_fp(10.0, 8, 32))
+}
+
+fn standard_10() -> (StandardBloomFilter, f64) {
+    let k = standard_best_k(10.0);
+    let f = StandardBloomFilter::with_num_bits(N * 10)
+        .hashes(k)
+        .unwrap();
+    (f, math::std_fp_c(10.0, k))
+}
+
+/// Members `0..n`, queries `n..n + Q`.
 #[test]
-fn structured_keys_standard() {
-    let c = 10;
-    let k = standard_best_k(c as f64);
-    let q = queries_for(math::std_fp_c(c as f64, k), 1e5, 1 << 20, 1 << 23);
-    for (keys, q) in [(Keys::Sequential, q), (Keys::Urls, q.min(1 << 22))] {
-        let mut f = StandardBloomFilter::with_num_bits(N * c).hashes(k).unwrap();
-        let hits = run(&mut f, keys, N, q);
-        println!(
-            "{}",
-            assert_consistent(&f, &format!("{keys:?}"), N, hits, q)
-        );
-    }
+fn sequential_keys_blocked() {
+    let (f, p) = blocked_10();
+    structured(f, Keys::Sequential, p);
+}
+
+/// Members `0..n`, queries `n..n + Q`.
+#[test]
+fn sequential_keys_split_block() {
+    let (f, p) = split_block_10();
+    structured(f, Keys::Sequential, p);
+}
+
+/// Members `0..n`, queries `n..n + Q`.
+#[test]
+fn sequential_keys_standard() {
+    let (f, p) = standard_10();
+    structured(f, Keys::Sequential, p);
+}
+
+/// `https://example.com/some/long/path/{i}`.
+#[test]
+fn url_keys_blocked() {
+    let (f, p) = blocked_10();
+    structured(f, Keys::Urls, p);
+}
+
+/// `https://example.com/some/long/path/{i}`.
+#[test]
+fn url_keys_split_block() {
+    let (f, p) = split_block_10();
+    structured(f, Keys::Urls, p);
+}
+
+/// `https://example.com/some/long/path/{i}`.
+#[test]
+fn url_keys_standard() {
+    let (f, p) = standard_10();
+    structured(f, Keys::Urls, p);
 }
 
 const SECRET: [u64; 4] = [
@@ -447,10 +490,10 @@ const SECRET: [u64; 4] = [
 ];
 
 /// The keyed (HighwayHash) hasher, on sequential keys (the structured case an attacker
-/// would start from): both checks, each false alarm <= 1e-6 resp. ~1e-6.
+/// would start from): both checks, false alarms <= 1e-6 and <= 3e-7.
 #[test]
 fn keyed_hasher() {
-    let (c, n, q) = (10, 1 << 18, 1 << 21);
+    let (c, n, q) = (10, 1 << 19, 1 << 21);
     let k = blocked_best_k(c as f64);
     let mut f = BlockedBloomFilter::with_num_bits(n * c)
         .hasher(KeyedHasher::with_key(SECRET))
@@ -493,9 +536,13 @@ fn seed_change_gives_an_independent_filter() {
     let members: Vec<u64> = (0..N).collect();
     f1.insert_batch(&members);
     f2.insert_batch(&members);
-    // Identical bits for different seeds would need 2^20 keys to land identically:
-    // probability far below 1e-100.
-    assert!(f1 != f2, "seeds 1 and 2 produced identical filters");
+    // With independent hashes, identical bits for two seeds would need all 2^20 keys to
+    // land identically: probability far below 1e-100. (A seed that only XORs the key
+    // before one fixed hash maps the key set 0..2^20 onto itself and fails here.)
+    assert!(
+        f1.blocks() != f2.blocks(),
+        "seeds 1 and 2 set exactly the same bits for the keys 0..2^20"
+    );
     let (mut out1, mut out2) = (vec![false; CHUNK], vec![false; CHUNK]);
     let (mut hits1, mut hits2, mut both) = (0u64, 0u64, 0u64);
     let mut start = N;

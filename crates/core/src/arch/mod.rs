@@ -1,12 +1,12 @@
 //! Probe kernels and their run-time dispatch.
 //!
-//! Every probe exists once in [`scalar`] (portable, always compiled, the test oracle and the
+//! Every probe exists once in `scalar` (portable, always compiled, the test oracle and the
 //! Miri path) and again in `avx2` / `avx512` (x86-64 only, `#[target_feature]` functions).
 //! The CPU is inspected once per process ([`Backend::detect`], cached); each filter stores
 //! the chosen [`Backend`] and batch calls dispatch once per batch, so no probe pays for a
 //! feature check.
 //!
-//! Kernels implement the crate-private [`Kernel`] trait; the generic batch loops in
+//! Kernels implement the crate-private `Kernel` trait; the generic batch loops in
 //! `crate::batch` are instantiated inside `#[target_feature]` wrappers so the kernels inline
 //! into them.
 
