@@ -1,0 +1,954 @@
+//! [`CountingBloomFilter`]: the single-threaded counting filter, its builders, statistics,
+//! union and exports.
+
+use crate::error::{CountingError, CountingShape};
+use crate::kernels::{
+    backend_available, d_contains_batch, d_contains_one, d_insert_batch, d_insert_one,
+    d_remove_batch, d_remove_one, detect_backend, Hashes, Keys,
+};
+use crate::layout::{
+    counter_slot, gather_bytes, line_index, line_mask, standard_positions, CounterLayout,
+    CounterLine, LINE_COUNTERS, MAX_HASHES,
+};
+use crate::nibble::{self, decrement, get, get_at, increment, min_of, nonzero};
+use bloomforge_core::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
+use bloomforge_core::{Backend, Block512, BlockedBloomFilter, Error, Filter, StandardBloomFilter};
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+/// Largest number of 64-byte lines a filter may have (the allocation must fit `isize`).
+pub(crate) const MAX_LINES: u64 = isize::MAX as u64 / 64;
+
+/// A counting Bloom filter: 4-bit saturating counters packed sixteen to a `u64`, so keys
+/// can be removed as well as inserted.
+///
+/// * [`insert`](Self::insert) increments the key's `k` counters (duplicate probes of one
+///   key count once); a counter at 15 stays at 15 (saturated, sticky).
+/// * [`remove`](Self::remove) fails with [`CountingError::NotPresent`] and changes nothing
+///   if any of the key's counters is 0; otherwise it decrements every one of them that is
+///   not saturated. Decrementing a saturated counter could create false negatives for
+///   other keys, so saturation costs only false positives.
+/// * [`contains`](Self::contains) checks that all `k` counters are non-zero;
+///   [`count`](Self::count) returns their minimum.
+///
+/// **Contract:** remove only keys you inserted (and no more often than you inserted them).
+/// Removing a key that was never inserted but whose counters are all non-zero (a false
+/// positive, probability [`expected_false_pos`](Self::expected_false_pos)) succeeds and
+/// decrements counters that belong to other keys, exactly as if the key had been inserted
+/// once before; those keys may then read absent. This is inherent to counting Bloom
+/// filters. Under the contract there is never a false negative: a counter that never
+/// saturated holds exactly the number of present keys probing it, and a saturated one is
+/// never decremented.
+///
+/// The default layout is [`CounterLayout::Blocked`] (a key's counters in one 64-byte line
+/// of 128 counters: one cache miss per operation); [`CounterLayout::Standard`] places them
+/// anywhere. Memory is exactly 4 bits per counter (rounded up to whole 64-byte lines) plus
+/// a constant header.
+///
+/// ```
+/// use bloomforge_counting::{CountingBloomFilter, CountingError};
+/// let mut f = CountingBloomFilter::with_false_pos(0.01).expected_items(10_000)?;
+/// f.insert(&"a");
+/// f.insert(&"a");
+/// assert_eq!(f.count(&"a"), 2);
+/// f.remove(&"a")?;
+/// assert!(f.contains(&"a"));
+/// f.remove(&"a")?;
+/// assert!(!f.contains(&"a"));
+/// assert_eq!(f.remove(&"a"), Err(CountingError::NotPresent));
+/// # Ok::<(), CountingError>(())
+/// ```
+pub struct CountingBloomFilter<S = DefaultHasher> {
+    pub(crate) lines: Box<[CounterLine]>,
+    pub(crate) num_counters: u64,
+    pub(crate) k: u32,
+    pub(crate) layout: CounterLayout,
+    pub(crate) backend: Backend,
+    pub(crate) hasher: S,
+}
+
+/// Builder kind for [`CountingBloomFilter`] with the [`CounterLayout::Standard`] layout:
+/// `CountingBloomFilter::standard_with_false_pos(p).expected_items(n)?`. (The blocked
+/// layout's builder kind is [`CountingBloomFilter`] itself.)
+#[derive(Clone, Copy, Debug)]
+pub struct StandardCounting;
+
+impl CountingBloomFilter {
+    /// Starts a builder for a blocked-layout filter with target false-positive rate `fp`;
+    /// finish with `.expected_items(n)`. Sized with the exact blocked theory for
+    /// 128-counter lines ([`math::blocked_size`](crate::math::blocked_size)).
+    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
+        FalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder for a blocked-layout filter of `counters` counters (rounded up to
+    /// whole lines of 128); finish with `.hashes(k)`.
+    pub fn with_num_counters(counters: u64) -> NumBitsBuilder<Self> {
+        NumBitsBuilder::new(counters)
+    }
+
+    /// Starts a builder for a standard-layout filter with target false-positive rate `fp`:
+    /// `m` and `k` of the standard Bloom filter (`bloomforge_core::math::std_size`).
+    pub fn standard_with_false_pos(fp: f64) -> FalsePosBuilder<StandardCounting> {
+        FalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder for a standard-layout filter of exactly `counters` counters.
+    pub fn standard_with_num_counters(counters: u64) -> NumBitsBuilder<StandardCounting> {
+        NumBitsBuilder::new(counters)
+    }
+}
+
+/// Allocates `n` zeroed lines, as an error instead of an abort.
+pub(crate) fn alloc_lines(n: u64) -> Result<Box<[CounterLine]>, CountingError> {
+    if n == 0 {
+        return Err(Error::ZeroBits.into());
+    }
+    if n > MAX_LINES {
+        return Err(Error::TooLarge {
+            requested: n,
+            max: MAX_LINES,
+        }
+        .into());
+    }
+    let n = n as usize;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::AllocationFailed {
+            bytes: n.saturating_mul(64),
+        })?;
+    v.resize(n, CounterLine::ZERO);
+    Ok(v.into_boxed_slice())
+}
+
+/// Lines needed for `m` counters in `layout` (`m >= 1`).
+fn lines_for(m: u64) -> u64 {
+    m.div_ceil(u64::from(LINE_COUNTERS))
+}
+
+fn check_hashes(k: u32) -> Result<(), CountingError> {
+    if k == 0 || k > MAX_HASHES {
+        return Err(Error::InvalidHashCount { k, max: MAX_HASHES }.into());
+    }
+    Ok(())
+}
+
+fn check_counters(m: u64) -> Result<(), CountingError> {
+    if m == 0 {
+        return Err(Error::ZeroBits.into());
+    }
+    let max = MAX_LINES * u64::from(LINE_COUNTERS);
+    if m > max {
+        return Err(Error::TooLarge { requested: m, max }.into());
+    }
+    Ok(())
+}
+
+impl<S> CountingBloomFilter<S> {
+    /// A filter of `layout` sized for `items` keys at false-positive rate `fp`, with that
+    /// layout's own FP formula (the runtime-layout form of the builders).
+    ///
+    /// # Errors
+    /// Core's `InvalidFalsePositiveRate` unless `0 < fp < 1`, `ZeroItems` for 0 items,
+    /// `TooLarge` / `AllocationFailed` if it does not fit.
+    pub fn sized_for(
+        layout: CounterLayout,
+        fp: f64,
+        items: u64,
+        hasher: S,
+    ) -> Result<Self, CountingError> {
+        if !(fp > 0.0 && fp < 1.0) {
+            return Err(Error::InvalidFalsePositiveRate(fp).into());
+        }
+        if items == 0 {
+            return Err(Error::ZeroItems.into());
+        }
+        match layout {
+            CounterLayout::Blocked => {
+                let (c, k) = crate::math::blocked_size(fp);
+                let lines = (items as f64 * c / f64::from(LINE_COUNTERS)).ceil();
+                if lines >= MAX_LINES as f64 {
+                    return Err(Error::TooLarge {
+                        requested: lines as u64,
+                        max: MAX_LINES,
+                    }
+                    .into());
+                }
+                let m = (lines as u64).max(1) * u64::from(LINE_COUNTERS);
+                Self::with_shape(layout, m, k, hasher)
+            }
+            CounterLayout::Standard => {
+                let (m, k) = bloomforge_core::math::std_size(items, fp);
+                Self::with_shape(layout, m, k.min(MAX_HASHES), hasher)
+            }
+        }
+    }
+
+    /// An empty filter of `layout` with `counters` counters (the blocked layout rounds up
+    /// to whole lines of 128) and `k` probes per key.
+    ///
+    /// # Errors
+    /// Core's `ZeroBits` for 0 counters, `InvalidHashCount` unless `1 <= k <= 64`,
+    /// `TooLarge` / `AllocationFailed` if it does not fit.
+    pub fn with_shape(
+        layout: CounterLayout,
+        counters: u64,
+        k: u32,
+        hasher: S,
+    ) -> Result<Self, CountingError> {
+        check_counters(counters)?;
+        check_hashes(k)?;
+        let lines = alloc_lines(lines_for(counters))?;
+        let num_counters = match layout {
+            CounterLayout::Blocked => lines.len() as u64 * u64::from(LINE_COUNTERS),
+            CounterLayout::Standard => counters,
+        };
+        Ok(Self {
+            lines,
+            num_counters,
+            k,
+            layout,
+            backend: detect_backend(),
+            hasher,
+        })
+    }
+
+    /// Rebuilds a filter from its counter lines (as returned by
+    /// [`as_lines`](Self::as_lines)), layout, counter count, probes and hasher.
+    ///
+    /// # Errors
+    /// [`CountingError::InvalidLines`] if `lines.len()` is not `ceil(counters / 128)`, or a
+    /// standard-layout filter has a non-zero counter at a position `>= counters`; core's
+    /// `ZeroBits` / `InvalidHashCount` / `TooLarge` as for [`with_shape`](Self::with_shape).
+    pub fn from_lines(
+        layout: CounterLayout,
+        lines: Vec<CounterLine>,
+        counters: u64,
+        k: u32,
+        hasher: S,
+    ) -> Result<Self, CountingError> {
+        check_counters(counters)?;
+        check_hashes(k)?;
+        if lines.len() as u64 != lines_for(counters) {
+            return Err(CountingError::InvalidLines {
+                reason: "the number of lines must be ceil(counters / 128)",
+            });
+        }
+        let num_counters = match layout {
+            CounterLayout::Blocked => lines.len() as u64 * u64::from(LINE_COUNTERS),
+            CounterLayout::Standard => counters,
+        };
+        let used = num_counters - (lines.len() as u64 - 1) * u64::from(LINE_COUNTERS);
+        if let Some(last) = lines.last() {
+            if (used as u32..LINE_COUNTERS).any(|c| last.counter(c) != 0) {
+                return Err(CountingError::InvalidLines {
+                    reason: "counters past the filter's size must be zero",
+                });
+            }
+        }
+        Ok(Self {
+            lines: lines.into_boxed_slice(),
+            num_counters,
+            k,
+            layout,
+            backend: detect_backend(),
+            hasher,
+        })
+    }
+}
+
+impl<S> BuildFilter for CountingBloomFilter<S> {
+    type Filter<S2: BuildHasher> = CountingBloomFilter<S2>;
+    type Error = CountingError;
+
+    fn for_false_pos<S2: BuildHasher>(
+        fp: f64,
+        items: u64,
+        hasher: S2,
+    ) -> Result<CountingBloomFilter<S2>, CountingError> {
+        CountingBloomFilter::sized_for(CounterLayout::Blocked, fp, items, hasher)
+    }
+
+    fn for_bits_and_hashes<S2: BuildHasher>(
+        counters: u64,
+        k: u32,
+        hasher: S2,
+    ) -> Result<CountingBloomFilter<S2>, CountingError> {
+        CountingBloomFilter::with_shape(CounterLayout::Blocked, counters, k, hasher)
+    }
+}
+
+impl BuildFilter for StandardCounting {
+    type Filter<S2: BuildHasher> = CountingBloomFilter<S2>;
+    type Error = CountingError;
+
+    fn for_false_pos<S2: BuildHasher>(
+        fp: f64,
+        items: u64,
+        hasher: S2,
+    ) -> Result<CountingBloomFilter<S2>, CountingError> {
+        CountingBloomFilter::sized_for(CounterLayout::Standard, fp, items, hasher)
+    }
+
+    fn for_bits_and_hashes<S2: BuildHasher>(
+        counters: u64,
+        k: u32,
+        hasher: S2,
+    ) -> Result<CountingBloomFilter<S2>, CountingError> {
+        CountingBloomFilter::with_shape(CounterLayout::Standard, counters, k, hasher)
+    }
+}
+
+/// Line, word and bit shift of standard-layout counter `p` (counter `p % 128` of line
+/// `p / 128`, numbered as in [`CounterLine`]).
+#[inline(always)]
+pub(crate) fn split_position(p: u64) -> (usize, usize, u32) {
+    let (w, shift) = counter_slot((p & 127) as u32);
+    ((p >> 7) as usize, w, shift)
+}
+
+// --- blocked-layout helpers -----------------------------------------------------------
+
+#[inline(always)]
+fn line_count(line: &CounterLine, h32: u32, k: u32) -> u32 {
+    let mask = line_mask(h32, k);
+    line.words
+        .iter()
+        .zip(mask)
+        .map(|(&w, m)| min_of(w, m))
+        .min()
+        .unwrap_or(0)
+}
+
+impl<S: BuildHasher> CountingBloomFilter<S> {
+    /// Increments `key`'s counters (saturating at 15). Returns `true` if they were all
+    /// non-zero before (the key may have been present), `false` if it was certainly new.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Removes one occurrence of `key`: decrements its counters that are not saturated.
+    ///
+    /// # Errors
+    /// [`CountingError::NotPresent`], with the filter unchanged, if any of its counters is
+    /// 0. See the type's docs for removing keys that were never inserted.
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), CountingError> {
+        self.remove_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` may be present (all its counters non-zero); `false`: certainly not.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// The smallest of `key`'s counters: an upper bound of how many times it is present
+    /// (inserts minus removes), exact when no other key shares all its counters. A result
+    /// of 15 means "15 or more" (saturated); in general `count >= min(true count, 15)`.
+    #[inline]
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u32 {
+        self.count_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`insert`](Self::insert) by precomputed 64-bit hash (it must be well mixed).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        match self.layout {
+            CounterLayout::Blocked => d_insert_one(self.backend, &mut self.lines, hash, self.k),
+            CounterLayout::Standard => self.standard_insert(hash),
+        }
+    }
+
+    /// [`remove`](Self::remove) by precomputed hash.
+    ///
+    /// # Errors
+    /// As [`remove`](Self::remove).
+    #[inline]
+    pub fn remove_hash(&mut self, hash: u64) -> Result<(), CountingError> {
+        match self.layout {
+            CounterLayout::Blocked => {
+                if d_remove_one(self.backend, &mut self.lines, hash, self.k) {
+                    Ok(())
+                } else {
+                    Err(CountingError::NotPresent)
+                }
+            }
+            CounterLayout::Standard => self.standard_remove(hash),
+        }
+    }
+
+    /// [`contains`](Self::contains) by precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        match self.layout {
+            CounterLayout::Blocked => d_contains_one(self.backend, &self.lines, hash, self.k),
+            CounterLayout::Standard => self.standard_contains(hash),
+        }
+    }
+
+    /// [`count`](Self::count) by precomputed hash.
+    #[inline]
+    pub fn count_hash(&self, hash: u64) -> u32 {
+        match self.layout {
+            CounterLayout::Blocked => {
+                let i = line_index(hash, self.lines.len());
+                line_count(&self.lines[i], hash as u32, self.k)
+            }
+            CounterLayout::Standard => {
+                let mut pos = [0u64; MAX_HASHES as usize];
+                let n = standard_positions(hash, self.num_counters, self.k, &mut pos);
+                pos[..n]
+                    .iter()
+                    .map(|&p| {
+                        let (l, w, sh) = split_position(p);
+                        get_at(self.lines[l].words[w], sh)
+                    })
+                    .min()
+                    .unwrap_or(0)
+            }
+        }
+    }
+
+    fn standard_insert(&mut self, hash: u64) -> bool {
+        let mut pos = [0u64; MAX_HASHES as usize];
+        let n = standard_positions(hash, self.num_counters, self.k, &mut pos);
+        let mut present = true;
+        for &p in &pos[..n] {
+            let (l, w, sh) = split_position(p);
+            let word = &mut self.lines[l].words[w];
+            present &= get_at(*word, sh) != 0;
+            *word = increment(*word, 1u64 << sh);
+        }
+        present
+    }
+
+    fn standard_remove(&mut self, hash: u64) -> Result<(), CountingError> {
+        let mut pos = [0u64; MAX_HASHES as usize];
+        let n = standard_positions(hash, self.num_counters, self.k, &mut pos);
+        let absent = pos[..n].iter().any(|&p| {
+            let (l, w, sh) = split_position(p);
+            get_at(self.lines[l].words[w], sh) == 0
+        });
+        if absent {
+            return Err(CountingError::NotPresent);
+        }
+        for &p in &pos[..n] {
+            let (l, w, sh) = split_position(p);
+            let word = &mut self.lines[l].words[w];
+            *word = decrement(*word, 1u64 << sh);
+        }
+        Ok(())
+    }
+
+    fn standard_contains(&self, hash: u64) -> bool {
+        let mut probes = bloomforge_core::Probes::new(hash);
+        (0..self.k).all(|_| {
+            let (l, w, sh) = split_position(probes.next_pos(self.num_counters));
+            get_at(self.lines[l].words[w], sh) != 0
+        })
+    }
+
+    /// Inserts every key of `keys`, hashing ahead and prefetching lines so cache misses
+    /// overlap (the fast path for filters larger than the cache).
+    pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
+        match self.layout {
+            CounterLayout::Blocked => d_insert_batch(
+                self.backend,
+                &mut self.lines,
+                self.k,
+                &Keys {
+                    keys,
+                    hasher: &self.hasher,
+                },
+            ),
+            CounterLayout::Standard => {
+                for key in keys {
+                    self.insert(key);
+                }
+            }
+        }
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
+        match self.layout {
+            CounterLayout::Blocked => {
+                d_insert_batch(self.backend, &mut self.lines, self.k, &Hashes(hashes));
+            }
+            CounterLayout::Standard => {
+                for &h in hashes {
+                    self.insert_hash(h);
+                }
+            }
+        }
+    }
+
+    /// Queries every key of `keys` into `out[i]`, pipelined like
+    /// [`insert_batch`](Self::insert_batch).
+    ///
+    /// # Errors
+    /// Core's `LengthMismatch` (and `out` untouched) unless `keys.len() == out.len()`.
+    pub fn contains_batch<T: Hash>(
+        &self,
+        keys: &[T],
+        out: &mut [bool],
+    ) -> Result<(), CountingError> {
+        check_batch_len(keys.len(), out.len())?;
+        match self.layout {
+            CounterLayout::Blocked => d_contains_batch(
+                self.backend,
+                &self.lines,
+                self.k,
+                &Keys {
+                    keys,
+                    hasher: &self.hasher,
+                },
+                out,
+            ),
+            CounterLayout::Standard => {
+                for (key, o) in keys.iter().zip(out) {
+                    *o = self.contains(key);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// Core's `LengthMismatch` unless `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(
+        &self,
+        hashes: &[u64],
+        out: &mut [bool],
+    ) -> Result<(), CountingError> {
+        check_batch_len(hashes.len(), out.len())?;
+        match self.layout {
+            CounterLayout::Blocked => {
+                d_contains_batch(self.backend, &self.lines, self.k, &Hashes(hashes), out);
+            }
+            CounterLayout::Standard => {
+                for (&h, o) in hashes.iter().zip(out) {
+                    *o = self.contains_hash(h);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every key of `keys` (pipelined), writing into `removed[i]` whether key `i`
+    /// was removed (`false`: it was not present and nothing changed for it). Keys are
+    /// processed in order, so a key listed twice is removed twice.
+    ///
+    /// # Errors
+    /// Core's `LengthMismatch` (and nothing removed) unless `keys.len() == removed.len()`.
+    pub fn remove_batch<T: Hash>(
+        &mut self,
+        keys: &[T],
+        removed: &mut [bool],
+    ) -> Result<(), CountingError> {
+        check_batch_len(keys.len(), removed.len())?;
+        match self.layout {
+            CounterLayout::Blocked => d_remove_batch(
+                self.backend,
+                &mut self.lines,
+                self.k,
+                &Keys {
+                    keys,
+                    hasher: &self.hasher,
+                },
+                removed,
+            ),
+            CounterLayout::Standard => {
+                for (key, r) in keys.iter().zip(removed) {
+                    *r = self.remove(key).is_ok();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counter-wise saturating sum with `other`: afterwards the filter holds the keys of
+    /// both (each key's count is at least the sum, capped at 15).
+    ///
+    /// # Errors
+    /// [`CountingError::IncompatibleFilters`], with `self` unchanged, if the layouts,
+    /// sizes, probe counts or hashers differ.
+    pub fn union(&mut self, other: &Self) -> Result<(), CountingError> {
+        let (left, right) = (self.shape(), other.shape());
+        if left != right {
+            return Err(CountingError::IncompatibleFilters { left, right });
+        }
+        for (a, b) in self.lines.iter_mut().zip(other.lines.iter()) {
+            for (x, &y) in a.words.iter_mut().zip(&b.words) {
+                *x = nibble::saturating_add(*x, y);
+            }
+        }
+        Ok(())
+    }
+
+    /// Layout, size, probes and hasher fingerprint: what must match to combine filters.
+    pub fn shape(&self) -> CountingShape {
+        CountingShape {
+            layout: self.layout,
+            num_counters: self.num_counters,
+            num_hashes: self.k,
+            hasher_fingerprint: hasher_fingerprint(&self.hasher),
+        }
+    }
+
+    /// Exports a read-only [`BlockedBloomFilter`] that answers `contains` exactly as this
+    /// filter does, for every key (same hasher, same line index, same probes): counter `c`
+    /// of line `b` becomes bits `4c..4c + 4` of block `b`. Core's blocked probe `j` is bit
+    /// `p = (h32 * C^(j+1)) >> 23` and this filter's is counter `p >> 2`, so the bit is set
+    /// exactly when the counter is non-zero.
+    ///
+    /// The export has as many 512-bit blocks as this filter has lines, so it is as large as
+    /// the counting filter (4 bits per counter), not smaller: what it gains is core's SIMD
+    /// probes and plain-filter API. For a compact export (1 bit per counter) use the
+    /// standard layout and [`to_standard_bloom`](Self::to_standard_bloom).
+    ///
+    /// # Errors
+    /// [`CountingError::WrongLayout`] for a standard-layout filter.
+    pub fn to_blocked_bloom(&self) -> Result<BlockedBloomFilter<S>, CountingError>
+    where
+        S: Clone,
+    {
+        if self.layout != CounterLayout::Blocked {
+            return Err(CountingError::WrongLayout {
+                operation: "to_blocked_bloom",
+                needed: CounterLayout::Blocked,
+                actual: self.layout,
+            });
+        }
+        let blocks: Vec<Block512> = self.lines.iter().map(line_to_block).collect();
+        Ok(BlockedBloomFilter::from_blocks(
+            blocks,
+            self.k,
+            self.hasher.clone(),
+        )?)
+    }
+
+    /// Exports a read-only [`StandardBloomFilter`] of `m` = [`num_counters`](Self::num_counters)
+    /// bits (a quarter of this filter's memory) with bit `i` set exactly when counter `i` is
+    /// non-zero. Positions are derived identically, so it answers `contains` exactly as
+    /// this filter does, for every key.
+    ///
+    /// # Errors
+    /// [`CountingError::WrongLayout`] for a blocked-layout filter.
+    pub fn to_standard_bloom(&self) -> Result<StandardBloomFilter<S>, CountingError>
+    where
+        S: Clone,
+    {
+        if self.layout != CounterLayout::Standard {
+            return Err(CountingError::WrongLayout {
+                operation: "to_standard_bloom",
+                needed: CounterLayout::Standard,
+                actual: self.layout,
+            });
+        }
+        let mut words = vec![0u64; self.num_counters.div_ceil(64) as usize];
+        // Line `l` holds counters 128 l.. : its low nibbles are bit word 2 l, its high
+        // nibbles bit word 2 l + 1.
+        for (l, line) in self.lines.iter().enumerate() {
+            for (half, shift) in [(0, 0), (1, 4)] {
+                let bits = line
+                    .words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &w)| gather_bytes(nonzero((w >> shift) & NIBBLE_LOW)) << (8 * i))
+                    .fold(0, |a, b| a | b);
+                if let Some(out) = words.get_mut(2 * l + half) {
+                    *out = bits;
+                }
+            }
+        }
+        Ok(StandardBloomFilter::from_words(
+            words,
+            self.num_counters,
+            self.k,
+            self.hasher.clone(),
+        )?)
+    }
+
+    /// The kernel backend of the blocked layout's operations (detected once per process:
+    /// AVX-512BW, AVX2 or portable).
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Switches the kernel backend (all give identical results; for benchmarks and tests).
+    ///
+    /// # Errors
+    /// Core's `BackendUnavailable` if this CPU cannot run it (AVX-512 needs AVX-512F and
+    /// AVX-512BW).
+    pub fn set_backend(&mut self, backend: Backend) -> Result<(), CountingError> {
+        if !backend_available(backend) {
+            return Err(Error::BackendUnavailable(backend.name()).into());
+        }
+        self.backend = backend;
+        Ok(())
+    }
+}
+
+/// The low nibble of every byte.
+const NIBBLE_LOW: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+
+/// The 512-bit block with bits `4c..4c + 4` set for every non-zero counter `c` of `line`.
+fn line_to_block(line: &CounterLine) -> Block512 {
+    let mut block = Block512::ZERO;
+    for (i, &w) in line.words.iter().enumerate() {
+        for half in 0..2 {
+            // Counters 8i + 64 half .. +8, one per byte: 0xF per non-zero one, then packed
+            // to consecutive nibbles.
+            let x = nonzero((w >> (4 * half)) & NIBBLE_LOW) * 0xF;
+            let x = (x | (x >> 4)) & 0x00FF_00FF_00FF_00FF;
+            let x = (x | (x >> 8)) & 0x0000_FFFF_0000_FFFF;
+            let x = (x | (x >> 16)) & 0xFFFF_FFFF;
+            block.words[i / 2 + 4 * half] |= x << (32 * (i % 2));
+        }
+    }
+    block
+}
+
+pub(crate) fn check_batch_len(keys: usize, out: usize) -> Result<(), CountingError> {
+    if keys == out {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { keys, out }.into())
+    }
+}
+
+/// Statistics over the counter words of a filter (plain or atomic), computed in one pass.
+pub(crate) struct CounterStats {
+    pub(crate) histogram: [u64; 16],
+    /// Sum over lines of `(non-zero counters / 128)^k` (blocked FP numerator).
+    pub(crate) line_fp_sum: f64,
+}
+
+pub(crate) fn counter_stats(
+    lines: impl Iterator<Item = [u64; 8]>,
+    num_lines: usize,
+    num_counters: u64,
+    k: u32,
+) -> CounterStats {
+    let mut histogram = [0u64; 16];
+    let mut line_fp_sum = 0.0;
+    for words in lines {
+        let mut nz = 0u32;
+        for w in words {
+            nz += nonzero(w).count_ones();
+            for c in 0..16 {
+                histogram[get(w, c) as usize] += 1;
+            }
+        }
+        line_fp_sum += (f64::from(nz) / f64::from(LINE_COUNTERS)).powi(k as i32);
+    }
+    // Padding counters past `num_counters` (standard layout) are always zero.
+    let padding = num_lines as u64 * u64::from(LINE_COUNTERS) - num_counters;
+    histogram[0] -= padding;
+    CounterStats {
+        histogram,
+        line_fp_sum,
+    }
+}
+
+/// Shared statistic methods of the plain and atomic filters, over `words()`.
+macro_rules! counter_statistics {
+    () => {
+        /// Counter placement.
+        #[inline]
+        pub fn layout(&self) -> CounterLayout {
+            self.layout
+        }
+
+        /// Number of counters `m`.
+        #[inline]
+        pub fn num_counters(&self) -> u64 {
+            self.num_counters
+        }
+
+        /// Probes per key.
+        #[inline]
+        pub fn num_hashes(&self) -> u32 {
+            self.k
+        }
+
+        /// Number of 64-byte lines of storage (for the blocked layout: the blocks keys
+        /// hash to).
+        #[inline]
+        pub fn num_blocks(&self) -> usize {
+            self.lines.len()
+        }
+
+        /// The hasher.
+        pub fn hasher(&self) -> &S {
+            &self.hasher
+        }
+
+        /// Bits of counter storage: `4 * num_counters` rounded up to whole 64-byte lines.
+        pub fn memory_bits(&self) -> u64 {
+            self.lines.len() as u64 * 512
+        }
+
+        fn stats(&self) -> $crate::plain::CounterStats {
+            $crate::plain::counter_stats(
+                self.line_words(),
+                self.lines.len(),
+                self.num_counters,
+                self.k,
+            )
+        }
+
+        /// `histogram[v]` = number of counters holding `v` (0..=15; 15 = saturated). One
+        /// pass over the filter. Under ideal hashing a counter's value is about
+        /// Poisson(`n d / m`), `d` the expected distinct probes per key.
+        pub fn counter_histogram(&self) -> [u64; 16] {
+            self.stats().histogram
+        }
+
+        /// Number of saturated counters (at 15: never decremented again).
+        pub fn saturated_counters(&self) -> u64 {
+            self.line_words()
+                .flat_map(|ws| ws.into_iter())
+                .map(|w| u64::from($crate::nibble::saturated(w).count_ones()))
+                .sum()
+        }
+
+        /// Number of non-zero counters.
+        pub fn nonzero_counters(&self) -> u64 {
+            self.line_words()
+                .flat_map(|ws| ws.into_iter())
+                .map(|w| u64::from($crate::nibble::nonzero(w).count_ones()))
+                .sum()
+        }
+
+        /// Fraction of counters that are non-zero.
+        pub fn fill(&self) -> f64 {
+            self.nonzero_counters() as f64 / self.num_counters as f64
+        }
+
+        /// Sum of all counters.
+        pub fn counter_sum(&self) -> u64 {
+            self.counter_histogram()
+                .iter()
+                .enumerate()
+                .map(|(v, &n)| v as u64 * n)
+                .sum()
+        }
+
+        /// The false-positive rate for the current contents, exact given the counters
+        /// under ideal hashing: blocked, the mean over lines of
+        /// `(non-zero counters in the line / 128)^k`; standard, `(non-zero / m)^k`.
+        pub fn expected_false_pos(&self) -> f64 {
+            match self.layout {
+                CounterLayout::Blocked => self.stats().line_fp_sum / self.lines.len() as f64,
+                CounterLayout::Standard => {
+                    (self.nonzero_counters() as f64 / self.num_counters as f64).powi(self.k as i32)
+                }
+            }
+        }
+
+        /// Estimated number of keys present: the counter sum divided by the expected number
+        /// of distinct counters a key increments (an underestimate once counters
+        /// saturate).
+        pub fn estimated_len(&self) -> f64 {
+            let per_key = match self.layout {
+                CounterLayout::Blocked => $crate::layout::expected_distinct(
+                    f64::from($crate::layout::LINE_COUNTERS),
+                    self.k,
+                ),
+                CounterLayout::Standard => {
+                    $crate::layout::expected_distinct(self.num_counters as f64, self.k)
+                }
+            };
+            self.counter_sum() as f64 / per_key
+        }
+    };
+}
+pub(crate) use counter_statistics;
+
+impl<S> CountingBloomFilter<S> {
+    fn line_words(&self) -> impl Iterator<Item = [u64; 8]> + '_ {
+        self.lines.iter().map(|l| l.words)
+    }
+
+    counter_statistics!();
+
+    /// The counter lines (see [`CounterLine`]; for the standard layout counter `p` is
+    /// counter `p % 128` of line `p / 128`).
+    pub fn as_lines(&self) -> &[CounterLine] {
+        &self.lines
+    }
+
+    /// Whether every counter is zero.
+    pub fn is_empty(&self) -> bool {
+        self.lines.iter().all(|l| *l == CounterLine::ZERO)
+    }
+
+    /// Sets every counter to zero.
+    pub fn clear(&mut self) {
+        self.lines.fill(CounterLine::ZERO);
+    }
+}
+
+impl<S: Clone> Clone for CountingBloomFilter<S> {
+    fn clone(&self) -> Self {
+        Self {
+            lines: self.lines.clone(),
+            num_counters: self.num_counters,
+            k: self.k,
+            layout: self.layout,
+            backend: self.backend,
+            hasher: self.hasher.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for CountingBloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountingBloomFilter")
+            .field("layout", &self.layout)
+            .field("num_counters", &self.num_counters)
+            .field("num_hashes", &self.k)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Equal when the shapes (hasher fingerprints included) and all counters are equal.
+impl<S: BuildHasher> PartialEq for CountingBloomFilter<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape() == other.shape() && self.lines == other.lines
+    }
+}
+
+impl<S: BuildHasher> Eq for CountingBloomFilter<S> {}
+
+impl<T: Hash, S: BuildHasher> Extend<T> for CountingBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for key in iter {
+            self.insert(&key);
+        }
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for CountingBloomFilter<S> {
+    type InsertError = core::convert::Infallible;
+    fn try_insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
+        Ok(self.insert(key))
+    }
+    fn contains(&self, key: &T) -> bool {
+        CountingBloomFilter::contains(self, key)
+    }
+    fn memory_bits(&self) -> u64 {
+        CountingBloomFilter::memory_bits(self)
+    }
+    fn expected_false_pos(&self) -> f64 {
+        CountingBloomFilter::expected_false_pos(self)
+    }
+}

@@ -1,0 +1,141 @@
+//! Public API odds and ends: reconstruction from lines, the shared `Filter` trait,
+//! builders and their errors.
+
+use bloomforge_core::{Error, Filter};
+use bloomforge_counting::{
+    AtomicCountingBloomFilter, CounterLayout, CounterLine, CountingBloomFilter, CountingError,
+};
+
+fn fill(f: &mut dyn Filter<u64, InsertError = core::convert::Infallible>) {
+    for k in 0..500u64 {
+        f.try_insert(&k).unwrap();
+    }
+}
+
+#[test]
+fn filter_trait_works_for_both_types() {
+    let mut plain = CountingBloomFilter::with_false_pos(0.01)
+        .expected_items(1000)
+        .unwrap();
+    fill(&mut plain);
+    let mut atomic = AtomicCountingBloomFilter::with_false_pos(0.01)
+        .expected_items(1000)
+        .unwrap();
+    fill(&mut atomic);
+    for k in 0..500u64 {
+        assert!(Filter::contains(&plain, &k) && Filter::contains(&atomic, &k));
+    }
+    assert_eq!(Filter::<u64>::memory_bits(&plain), plain.memory_bits());
+    let (a, b) = (
+        Filter::<u64>::expected_false_pos(&plain),
+        Filter::<u64>::expected_false_pos(&atomic),
+    );
+    assert!(a > 0.0 && a == b);
+}
+
+#[test]
+fn lines_round_trip() {
+    for layout in [CounterLayout::Blocked, CounterLayout::Standard] {
+        let mut f = CountingBloomFilter::sized_for(
+            layout,
+            0.01,
+            1000,
+            bloomforge_core::DefaultHasher::default(),
+        )
+        .unwrap();
+        f.extend(0..1000u32);
+        let g = CountingBloomFilter::from_lines(
+            layout,
+            f.as_lines().to_vec(),
+            f.num_counters(),
+            f.num_hashes(),
+            *f.hasher(),
+        )
+        .unwrap();
+        assert!(f == g);
+        // Wrong number of lines.
+        let err = CountingBloomFilter::from_lines(
+            layout,
+            f.as_lines()[1..].to_vec(),
+            f.num_counters(),
+            f.num_hashes(),
+            *f.hasher(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, CountingError::InvalidLines { .. }), "{err}");
+    }
+    // A standard filter of 130 counters: counters 130..256 of the two lines are padding.
+    let mut lines = vec![CounterLine::ZERO; 2];
+    lines[1].words[7] = 0xF << 60;
+    let err = CountingBloomFilter::from_lines(
+        CounterLayout::Standard,
+        lines,
+        130,
+        3,
+        bloomforge_core::DefaultHasher::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CountingError::InvalidLines { .. }), "{err}");
+}
+
+#[test]
+fn builders_validate_input() {
+    let e = CountingBloomFilter::with_false_pos(0.0)
+        .expected_items(10)
+        .unwrap_err();
+    assert_eq!(e, CountingError::Core(Error::InvalidFalsePositiveRate(0.0)));
+    let e = CountingBloomFilter::with_false_pos(0.01)
+        .expected_items(0)
+        .unwrap_err();
+    assert_eq!(e, CountingError::Core(Error::ZeroItems));
+    let e = CountingBloomFilter::with_num_counters(0)
+        .hashes(3)
+        .unwrap_err();
+    assert_eq!(e, CountingError::Core(Error::ZeroBits));
+    let e = CountingBloomFilter::standard_with_num_counters(100)
+        .hashes(65)
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        CountingError::Core(Error::InvalidHashCount { k: 65, .. })
+    ));
+    let e = CountingBloomFilter::with_num_counters(u64::MAX)
+        .hashes(3)
+        .unwrap_err();
+    assert!(
+        matches!(e, CountingError::Core(Error::TooLarge { .. })),
+        "{e}"
+    );
+    // Messages say what to do.
+    assert!(CountingError::NotPresent.to_string().contains("unchanged"));
+}
+
+#[test]
+fn builders_choose_layout_and_size() {
+    let f = CountingBloomFilter::with_num_counters(1000)
+        .seed(3)
+        .hashes(5)
+        .unwrap();
+    assert_eq!(f.layout(), CounterLayout::Blocked);
+    assert_eq!(f.num_counters(), 1024);
+    assert_eq!(f.num_blocks(), 8);
+    let g = CountingBloomFilter::standard_with_num_counters(1000)
+        .hashes(5)
+        .unwrap();
+    assert_eq!(g.layout(), CounterLayout::Standard);
+    assert_eq!(g.num_counters(), 1000);
+    let s = CountingBloomFilter::standard_with_false_pos(0.01)
+        .expected_items(10_000)
+        .unwrap();
+    let (m, k) = bloomforge_core::math::std_size(10_000, 0.01);
+    assert_eq!((s.num_counters(), s.num_hashes()), (m, k));
+    assert!(f.is_empty() && g.is_empty());
+    // Sizing is fast once the per-k tables exist (the first sizing builds them).
+    let t = std::time::Instant::now();
+    for i in 1..=20u64 {
+        CountingBloomFilter::with_false_pos(0.01)
+            .expected_items(i * 1000)
+            .unwrap();
+    }
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
+}
