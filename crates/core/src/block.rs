@@ -60,6 +60,9 @@ pub const BLOCKED_MULTIPLIER: u32 = 0x9e37_79b9;
 /// filter's block: the top 9 bits of `h32 * C^(j+1) mod 2^32`. Public so structures that
 /// share the blocked hashing (the counting filter) derive identical positions: the top 7
 /// bits, for a 128-counter line, are this value `>> 2`.
+///
+/// # Panics
+/// If `j >= 64` ([`BLOCKED_MAX_HASHES`]).
 #[inline(always)]
 pub const fn blocked_position(h32: u32, j: usize) -> u32 {
     h32.wrapping_mul(BLOCKED_POWERS[j]) >> 23

@@ -42,7 +42,8 @@ pub enum Error {
     /// The requested size does not fit the layout or this machine's address space.
     #[error("requested size {requested} exceeds the maximum {max} for this layout")]
     TooLarge {
-        /// What was asked for (bits, or blocks for split-block filters).
+        /// What was asked for, in the layout's unit (bits for standard filters, blocks
+        /// for blocked and split-block filters).
         requested: u64,
         /// The largest value the layout supports.
         max: u64,

@@ -261,7 +261,8 @@ macro_rules! block_filters {
             ///
             /// # Errors
             /// [`Error::Corrupt`], [`Error::UnsupportedVersion`] or [`Error::HasherMismatch`]
-            /// (e.g. a keyed filter: use [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+            /// (e.g. a keyed filter: use [`from_bytes_with_hasher`](Self::from_bytes_with_hasher));
+            /// [`Error::InvalidHashCount`] for a stored probe count the layout cannot use.
             pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
                 Self::decode(bytes, None)
             }
@@ -451,7 +452,8 @@ macro_rules! block_filters {
 
         impl<S: BuildHasher> $Atomic<S> {
             /// Inserts `key` through a shared reference; safe from any number of threads.
-            /// Returns `true` if all its bits were already set.
+            /// Returns `true` if all its bits were already set (two racing inserts of the
+            /// same new key may both return `false`).
             #[inline]
             pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
                 self.raw.insert_hash(hash_one(&self.hasher, key))

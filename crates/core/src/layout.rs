@@ -98,7 +98,16 @@ impl Layout for Blocked512 {
     const BLOCK_BITS: u32 = 512;
     const MIN_HASHES: u32 = 1;
     const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
-    const MAX_BLOCKS: u64 = (isize::MAX as u64) / 64;
+    // Bounded by the address space (64-byte blocks) and by `num_bits() = blocks * 512`
+    // fitting in a u64.
+    const MAX_BLOCKS: u64 = {
+        let (by_memory, by_bits) = ((isize::MAX as u64) / 64, u64::MAX / 512);
+        if by_memory < by_bits {
+            by_memory
+        } else {
+            by_bits
+        }
+    };
 
     #[inline(always)]
     fn block_index(hash: u64, num_blocks: usize) -> usize {

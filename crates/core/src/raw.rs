@@ -115,8 +115,12 @@ impl<L: Layout> Clone for RawBlocks<L> {
 unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
     debug_assert!(b < blocks.len());
-    // SAFETY: `block_index` maps into `0..blocks.len()` (a fast range: floor(h * n / 2^64)
-    // < n, or Parquet's 32-bit version); the CPU supports the backend of K (forwarded).
+    // SAFETY: `blocks` is always a filter's block array (`RawBlocks::blocks`), which its
+    // constructors (`alloc_blocks`, `from_blocks`) keep non-empty and at most
+    // `L::MAX_BLOCKS` long. For such `n = blocks.len()`, `block_index` maps into `0..n`:
+    // blocked is floor(h * n / 2^64) < n for n >= 1; split-block is
+    // floor((h >> 32) * n / 2^32) < n for 1 <= n <= 2^32 (the product fits in a u64). The
+    // CPU supports the backend of K (forwarded).
     unsafe { L::contains::<K>(blocks.get_unchecked(b), hash as u32, k) }
 }
 
@@ -197,7 +201,10 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
 /// insert (each word's modification order contains every OR). Every insert that has
 /// returned is visible to later operations of the same thread (program order on one
 /// location), and to other threads after any synchronization that orders them (thread
-/// join, a barrier, a channel, a mutex): that is the visibility callers get. A query racing
+/// join, a barrier, a channel, a mutex): that is the visibility callers get. This holds
+/// also when the insert skipped the `fetch_or` because its relaxed load already saw the
+/// bits: by read-read coherence, any load that happens after that load reads the same
+/// store or a later one of the word, and later stores only add bits. A query racing
 /// with an insert of the same key may or may not see it, which is the only meaningful
 /// answer for an unordered pair of operations. Nothing else is published through the
 /// filter, so no acquire/release pairing is needed.

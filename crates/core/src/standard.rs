@@ -314,7 +314,8 @@ impl StandardBloomFilter {
     /// Reads a filter serialized with an unkeyed hasher.
     ///
     /// # Errors
-    /// [`Error::Corrupt`], [`Error::UnsupportedVersion`] or [`Error::HasherMismatch`].
+    /// [`Error::Corrupt`], [`Error::UnsupportedVersion`] or [`Error::HasherMismatch`];
+    /// [`Error::InvalidHashCount`] for a stored probe count outside `1..=64`.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Self::decode(bytes, None)
     }
@@ -454,7 +455,8 @@ impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for StandardBloomFilter<S> {
 }
 
 /// A [`StandardBloomFilter`] with `&self` inserts (`AtomicU64` words, `fetch_or` only where
-/// a bit is missing). Converts to and from the plain filter for free.
+/// a bit is missing). Converts to and from the plain filter for free (in place; a copy only
+/// on 32-bit x86, where `u64` and `AtomicU64` differ in alignment).
 pub struct AtomicStandardBloomFilter<S = DefaultHasher> {
     words: Box<[AtomicU64]>,
     num_bits: u64,
@@ -462,13 +464,23 @@ pub struct AtomicStandardBloomFilter<S = DefaultHasher> {
     hasher: S,
 }
 
+/// Whether `u64` and `AtomicU64` share an alignment, so a `Box<[u64]>` can be reinterpreted
+/// in place. True on every 64-bit target; false on 32-bit x86, where `u64` is 4-byte aligned
+/// but `AtomicU64` 8-byte aligned (there the conversions copy).
+const ATOMIC_IN_PLACE: bool = core::mem::align_of::<AtomicU64>() == core::mem::align_of::<u64>();
+
 impl<S> From<StandardBloomFilter<S>> for AtomicStandardBloomFilter<S> {
     fn from(plain: StandardBloomFilter<S>) -> Self {
-        let len = plain.words.len();
-        let ptr = Box::into_raw(plain.words).cast::<AtomicU64>();
-        // SAFETY: AtomicU64 has the size, alignment and representation of u64; the
-        // allocation is reinterpreted in place with its length.
-        let words = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        let words: Box<[AtomicU64]> = if ATOMIC_IN_PLACE {
+            let len = plain.words.len();
+            let ptr = Box::into_raw(plain.words).cast::<AtomicU64>();
+            // SAFETY: AtomicU64 has the size and bit validity of u64, and (ATOMIC_IN_PLACE)
+            // the same alignment, so the allocation is reinterpreted in place with its
+            // length and is later freed with the layout it was allocated with.
+            unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) }
+        } else {
+            plain.words.iter().map(|&w| AtomicU64::new(w)).collect()
+        };
         Self {
             words,
             num_bits: plain.num_bits,
@@ -481,11 +493,16 @@ impl<S> From<StandardBloomFilter<S>> for AtomicStandardBloomFilter<S> {
 impl<S> AtomicStandardBloomFilter<S> {
     /// The plain filter with the same bits (free).
     pub fn into_inner(self) -> StandardBloomFilter<S> {
-        let len = self.words.len();
-        let ptr = Box::into_raw(self.words).cast::<u64>();
-        // SAFETY: the inverse of `From<StandardBloomFilter>`; owning the box means no other
-        // thread accesses the atomics.
-        let words = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        let words: Box<[u64]> = if ATOMIC_IN_PLACE {
+            let len = self.words.len();
+            let ptr = Box::into_raw(self.words).cast::<u64>();
+            // SAFETY: the inverse of `From<StandardBloomFilter>` (same size, bit validity
+            // and, by ATOMIC_IN_PLACE, alignment); owning the box means no other thread
+            // accesses the atomics.
+            unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) }
+        } else {
+            self.words.iter().map(|w| w.load(Relaxed)).collect()
+        };
         StandardBloomFilter {
             words,
             num_bits: self.num_bits,

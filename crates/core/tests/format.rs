@@ -137,11 +137,29 @@ fn every_truncation_and_header_bit_flip_is_an_error() {
     for bit in 0..HEADER_LEN * 8 {
         let mut v = bytes.clone();
         v[bit / 8] ^= 1 << (bit % 8);
-        // Flips in the seed or item count give a valid filter; nothing may panic.
-        let _ = BlockedBloomFilter::from_bytes(&v);
+        // Flips in k (bytes 8..12), the seed (16..24) or the item count (32..40) may give a
+        // valid filter; every other header field is checked. Nothing may panic.
+        let byte = bit / 8;
+        let may_decode =
+            (8..12).contains(&byte) || (16..24).contains(&byte) || (32..40).contains(&byte);
+        let blocked = BlockedBloomFilter::from_bytes(&v);
+        assert!(
+            may_decode || blocked.is_err(),
+            "flip of header bit {bit} accepted"
+        );
         let _ = SplitBlockBloomFilter::from_bytes(&v);
         let _ = StandardBloomFilter::from_bytes(&v);
     }
+}
+
+/// `v` with the header's payload length and checksum rewritten to match its payload, so
+/// decoding gets past the checksum to the field checks.
+fn reseal(mut v: Vec<u8>) -> Vec<u8> {
+    let payload_len = (v.len() - HEADER_LEN) as u64;
+    let checksum = xxhash_rust::xxh64::xxh64(&v[HEADER_LEN..], 0);
+    v[40..48].copy_from_slice(&payload_len.to_le_bytes());
+    v[48..56].copy_from_slice(&checksum.to_le_bytes());
+    v
 }
 
 proptest! {
@@ -156,5 +174,55 @@ proptest! {
         let _ = StandardBloomFilter::from_bytes(&bytes);
         let _ = BlockedBloomFilter::read_from(bytes.as_slice());
         let _ = SplitBlockBloomFilter::from_parquet_bitset(&bytes);
+    }
+
+    /// Hostile headers with a valid checksum (random bytes almost never get past it):
+    /// any k, bit count, kind and payload length, each also often left consistent so the
+    /// later checks are reached. Decoding must fail with a typed error or give a usable
+    /// filter whose shape matches its payload.
+    #[test]
+    fn resealed_hostile_headers_never_panic(
+        which in 0usize..3,
+        kind in prop_oneof![3 => Just(None), 1 => (0u8..5).prop_map(Some)],
+        k in prop_oneof![3 => Just(None), 1 => (0u32..70).prop_map(Some), 1 => any::<u32>().prop_map(Some)],
+        bits in prop_oneof![3 => Just(None), 1 => (0u64..5000).prop_map(Some), 1 => any::<u64>().prop_map(Some)],
+        resize in prop_oneof![Just(0i64), (-8i64..8).prop_map(|b| b * 64), -600i64..600],
+    ) {
+        let mut st = StandardBloomFilter::with_num_bits(300).hashes(5).unwrap();
+        st.insert_batch(&SplitMix64(4).keys(50));
+        let mut v = [
+            filled_blocked().to_bytes(),
+            SplitBlockBloomFilter::with_num_blocks(4).unwrap().to_bytes(),
+            st.to_bytes(),
+        ][which].clone();
+        let len = (v.len() as i64 + resize).max(HEADER_LEN as i64) as usize;
+        v.resize(len, 0xa5);
+        let payload_bits = (v.len() - HEADER_LEN) as u64 * 8;
+        if let Some(kind) = kind {
+            v[6] = kind;
+        }
+        if let Some(k) = k {
+            v[8..12].copy_from_slice(&k.to_le_bytes());
+        }
+        // `None`: the bit count the payload holds (a plausible header).
+        v[24..32].copy_from_slice(&bits.unwrap_or(payload_bits).to_le_bytes());
+        let v = reseal(v);
+        if let Ok(f) = BlockedBloomFilter::from_bytes(&v) {
+            prop_assert!((1..=64).contains(&f.num_hashes()));
+            prop_assert_eq!(f.num_bits(), payload_bits);
+            let _ = (f.contains(&1u64), f.estimated_len(), f.expected_false_pos());
+            prop_assert_eq!(BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap(), f);
+        }
+        if let Ok(f) = SplitBlockBloomFilter::from_bytes(&v) {
+            prop_assert_eq!(f.num_hashes(), 8);
+            prop_assert_eq!(f.num_bits(), payload_bits);
+            let _ = (f.contains(&1u64), f.estimated_len(), f.expected_false_pos());
+        }
+        if let Ok(f) = StandardBloomFilter::from_bytes(&v) {
+            prop_assert!((1..=64).contains(&f.num_hashes()));
+            prop_assert_eq!(f.num_bits().div_ceil(64) * 64, payload_bits);
+            let _ = (f.contains(&1u64), f.estimated_len(), f.expected_false_pos());
+        }
+        let _ = BlockedBloomFilter::read_from(v.as_slice());
     }
 }

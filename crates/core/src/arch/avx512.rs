@@ -47,7 +47,8 @@ unsafe impl Kernel for Avx512 {
                 let picked = _mm512_permutexvar_epi64(_mm512_srli_epi64::<29>(prod), words);
                 let bit = _mm512_and_si512(_mm512_srli_epi64::<23>(prod), _mm512_set1_epi64(63));
                 let want = lane_mask8(k - j);
-                let hit = _mm512_mask_test_epi64_mask(want, picked, _mm512_sllv_epi64(ones, bit)) == want;
+                let hit =
+                    _mm512_mask_test_epi64_mask(want, picked, _mm512_sllv_epi64(ones, bit)) == want;
                 j += 8;
                 if !hit || j >= k {
                     return hit;

@@ -7,7 +7,7 @@
 //! feature check.
 //!
 //! Kernels implement the crate-private `Kernel` trait; the generic batch loops in
-//! `crate::batch` are instantiated inside `#[target_feature]` wrappers so the kernels inline
+//! `crate::raw` are instantiated inside `#[target_feature]` wrappers so the kernels inline
 //! into them.
 
 #[cfg(target_arch = "x86_64")]
@@ -93,7 +93,7 @@ impl Backend {
         .collect()
     }
 
-    /// Short lowercase name (`"scalar"`, `"avx2"`, `"avx512"`).
+    /// Short lowercase name (`"scalar"`, `"wide"`, `"avx2"`, `"avx512"`).
     pub fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
