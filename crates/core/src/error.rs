@@ -33,6 +33,14 @@ pub enum Error {
     /// The target false-positive rate must lie strictly between 0 and 1.
     #[error("false-positive rate {0} is not in (0, 1): pass e.g. 0.01 for 1 %")]
     InvalidFalsePositiveRate(f64),
+    /// The layout cannot reach the requested false-positive rate at any size it supports.
+    #[error("false-positive rate {requested:e} is below what this layout reaches ({best:e} at its largest size); use a lower-FP layout or a larger target")]
+    UnreachableFalsePositiveRate {
+        /// The target that was asked for.
+        requested: f64,
+        /// The best rate the layout's sizing reaches.
+        best: f64,
+    },
     /// Sizing from a target false-positive rate needs at least one expected item.
     #[error("expected item count is 0: pass the number of keys you will insert (at least 1)")]
     ZeroItems,
@@ -54,11 +62,13 @@ pub enum Error {
         /// Bytes requested.
         bytes: usize,
     },
-    /// The number of probes must lie in `1..=max`.
-    #[error("number of hashes {k} is not in 1..={max}")]
+    /// The number of probes must lie in `min..=max`.
+    #[error("number of hashes {k} is not in {min}..={max}")]
     InvalidHashCount {
         /// What was asked for.
         k: u32,
+        /// The layout's minimum.
+        min: u32,
         /// The layout's maximum.
         max: u32,
     },

@@ -9,7 +9,9 @@ use crate::error::FilterShape;
 use crate::format::{Header, PersistentHasher};
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
-use crate::raw::{par_insert_atomic, Hashes, Keys, RawAtomicBlocks, RawBlocks};
+use crate::raw::{
+    par_insert_atomic, par_insert_partitioned, Hashes, Keys, RawAtomicBlocks, RawBlocks,
+};
 use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -46,6 +48,12 @@ macro_rules! block_filters {
 
             fn for_false_pos<S2: BuildHasher>(fp: f64, items: u64, hasher: S2) -> Result<$Plain<S2>> {
                 let (bits_per_key, k) = <$L>::size_for(fp);
+                let best = <$L>::theory_fp(bits_per_key, k);
+                // The solver caps bits per key; a target below that cap's FP is refused
+                // rather than silently missed (1e-9 relative slack for the bisection).
+                if best > fp * (1.0 + 1e-9) {
+                    return Err(Error::UnreachableFalsePositiveRate { requested: fp, best });
+                }
                 let blocks = (items as f64 * bits_per_key / f64::from(<$L>::BLOCK_BITS)).ceil();
                 if blocks.is_nan() || blocks >= <$L>::MAX_BLOCKS as f64 {
                     return Err(Error::TooLarge { requested: blocks as u64, max: <$L>::MAX_BLOCKS });
@@ -132,14 +140,18 @@ macro_rules! block_filters {
                 self.raw.contains_batch(&Hashes(hashes), out)
             }
 
-            /// Inserts `keys` from all threads of the current rayon pool (atomic inserts
-            /// through the exclusive borrow; the result equals a sequential build).
+            /// Inserts `keys` from all threads of the current rayon pool with a partitioned
+            /// build: threads hash keys into per-range buffers, then each thread writes its
+            /// own range of blocks with plain stores (no atomic read-modify-writes, which
+            /// cost ~20 cycles each and a blocked key touches ~5 words). The result is
+            /// bit-identical to a sequential build. Buffers hold at most 4M hashes (32 MiB)
+            /// at a time.
             pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
             where
                 S: Sync,
             {
                 let (backend, k) = (self.raw.backend, self.raw.k);
-                par_insert_atomic::<$L, T, S>(backend, self.raw.as_atomic(), k, keys, &self.hasher);
+                par_insert_partitioned::<$L, T, S>(backend, &mut self.raw.blocks, k, keys, &self.hasher);
             }
 
             /// Number of bits (a whole number of blocks).

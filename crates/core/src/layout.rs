@@ -3,12 +3,20 @@
 use crate::arch::Kernel;
 use crate::block::{Block256, Block512};
 use crate::hash::fast_range64;
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A block layout: how a 64-bit hash picks a block and which bits it sets there.
 pub(crate) trait Layout: 'static {
     /// The block type (64-byte aligned for blocked, 32-byte for split-block).
-    type Block: Copy + Default + PartialEq + Eq + core::fmt::Debug + Send + Sync + 'static;
+    type Block: Copy
+        + Default
+        + PartialEq
+        + Eq
+        + core::fmt::Debug
+        + Send
+        + Sync
+        + crate::raw::ZeroInit
+        + 'static;
     /// The atomic block: `AtomicU64` words with exactly the layout of `Block`.
     type AtomicBlock: Send + Sync + 'static;
     /// Bits per block.
@@ -39,6 +47,23 @@ pub(crate) trait Layout: 'static {
     /// The CPU supports the backend of `K`.
     unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Self::Block;
 
+    /// Whether every probe bit of `h32` is set in an atomic block (relaxed loads), without
+    /// a branch per word (which words a key touches is random: a branch per word
+    /// mispredicts several times per key).
+    ///
+    /// # Safety
+    /// The CPU supports the backend of `K`.
+    #[inline(always)]
+    unsafe fn atomic_contains<K: Kernel>(block: &Self::AtomicBlock, h32: u32, k: u32) -> bool {
+        // SAFETY: forwarded contract.
+        let mask = unsafe { Self::mask::<K>(h32, k) };
+        Self::atomic_words(block)
+            .iter()
+            .zip(Self::u64_words(&mask))
+            .fold(0u64, |acc, (word, &m)| acc | (m & !word.load(Relaxed)))
+            == 0
+    }
+
     /// The kind recorded in the serialized format.
     const FORMAT_KIND: crate::format::FilterKind;
     /// Bytes per block in the serialized payload.
@@ -50,6 +75,9 @@ pub(crate) trait Layout: 'static {
 
     /// Bits per key and probes per key to reach FP `p` under this layout's own formula.
     fn size_for(p: f64) -> (f64, u32);
+    /// The layout's theoretical FP at `c` bits per key with `k` probes (used to reject
+    /// targets the sizing cannot reach).
+    fn theory_fp(c: f64, k: u32) -> f64;
     /// Probability that a random non-member query hashing into `block` is a false positive.
     fn block_fp(block: &Self::Block, k: u32) -> f64;
     /// Estimated number of keys inserted into `block` (inverting the expected fill).
@@ -132,6 +160,17 @@ impl Layout for Blocked512 {
         unsafe { K::blocked_mask(h32, k) }
     }
 
+    #[inline(always)]
+    unsafe fn atomic_contains<K: Kernel>(block: &AtomicBlock512, h32: u32, k: u32) -> bool {
+        // Copy the line with relaxed loads, then run the SIMD probe on the copy: cheaper
+        // than building the 512-bit mask, which costs a vector op per probe.
+        let local = Block512 {
+            words: core::array::from_fn(|i| block.words[i].load(Relaxed)),
+        };
+        // SAFETY: forwarded contract.
+        unsafe { K::blocked_contains(&local, h32, k) }
+    }
+
     const FORMAT_KIND: crate::format::FilterKind = crate::format::FilterKind::Blocked512;
     const BLOCK_BYTES: usize = 64;
 
@@ -153,6 +192,10 @@ impl Layout for Blocked512 {
 
     fn size_for(p: f64) -> (f64, u32) {
         crate::math::blocked512_size(p)
+    }
+
+    fn theory_fp(c: f64, k: u32) -> f64 {
+        crate::math::blocked512_fp(c, k)
     }
 
     fn block_fp(block: &Block512, k: u32) -> f64 {
@@ -231,6 +274,10 @@ impl Layout for Split256 {
 
     fn size_for(p: f64) -> (f64, u32) {
         (crate::math::split_block_bits_per_key(p, 8, 32), 8)
+    }
+
+    fn theory_fp(c: f64, _k: u32) -> f64 {
+        crate::math::split_block_fp(c, 8, 32)
     }
 
     fn block_fp(block: &Block256, _k: u32) -> f64 {

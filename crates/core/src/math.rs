@@ -80,7 +80,14 @@ pub fn std_fp_instance_sd(m: f64, n: f64, k: u32) -> f64 {
 /// Poisson(`lam`) pmf on `0..=hi`, computed in log space, with `hi` chosen so the upper tail
 /// mass is below `eps`. Because every conditional FP is at most 1 and grows with the load,
 /// truncating a mixture there errs by at most `eps` (absolute).
+///
+/// Valid for `0 <= lam <= 1e9` and `0 < eps < 1`; outside that (NaN, infinite or huge
+/// means) it returns `[NaN]`, so mixtures built on it are NaN rather than a hang or an
+/// outsized allocation.
 pub fn poisson_pmf_window(lam: f64, eps: f64) -> Vec<f64> {
+    if !(lam.is_finite() && lam <= MAX_WINDOW_MEAN && eps > 0.0 && eps < 1.0) {
+        return vec![f64::NAN];
+    }
     if lam <= 0.0 {
         return vec![1.0];
     }
@@ -101,10 +108,15 @@ pub fn poisson_pmf_window(lam: f64, eps: f64) -> Vec<f64> {
 }
 
 /// Exact block load Binomial(`n`, 1/`blocks`) on `0..=hi`, tail mass below `eps`.
+///
+/// Valid for a mean `n / blocks <= 1e9`, `blocks >= 1` and `0 < eps < 1`; otherwise `[NaN]`.
 pub fn binomial_pmf_window(n: u64, blocks: u64, eps: f64) -> Vec<f64> {
     let q = 1.0 / blocks as f64;
     let nf = n as f64;
     let lam = nf * q;
+    if blocks == 0 || !(lam <= MAX_WINDOW_MEAN && eps > 0.0 && eps < 1.0) {
+        return vec![f64::NAN];
+    }
     let mut hi = n.min((lam + 10.0 * lam.sqrt() + 20.0).ceil() as u64);
     loop {
         let pmf: Vec<f64> = (0..=hi)
@@ -121,6 +133,9 @@ pub fn binomial_pmf_window(n: u64, blocks: u64, eps: f64) -> Vec<f64> {
         hi = n.min(hi * 3 / 2 + 10);
     }
 }
+
+/// Largest block-load mean the mixture windows accept (far above any real filter's).
+const MAX_WINDOW_MEAN: f64 = 1e9;
 
 /// Tail mass left out of a mixture window.
 const MIX_EPS: f64 = 1e-15;
@@ -420,7 +435,15 @@ pub fn blocked512_fp(c: f64, k: u32) -> f64 {
 /// Smallest bits-per-key `c` with `fp(c) <= p`, for `fp` decreasing in `c`, searched
 /// upwards from `start` (a lower bound such as the standard filter's requirement).
 fn solve_bits_per_key(p: f64, start: f64, fp: impl Fn(f64) -> f64) -> f64 {
-    let mut lo = start.clamp(MIN_BITS_PER_KEY, MAX_BITS_PER_KEY);
+    if !(p > 0.0 && p < 1.0) {
+        // Out of domain (the builders reject it first): the largest size.
+        return MAX_BITS_PER_KEY;
+    }
+    let mut lo = if start.is_finite() {
+        start.clamp(MIN_BITS_PER_KEY, MAX_BITS_PER_KEY)
+    } else {
+        MIN_BITS_PER_KEY
+    };
     if fp(lo) <= p {
         return lo;
     }

@@ -68,28 +68,49 @@ pub(crate) fn check_hashes<L: Layout>(k: u32) -> Result<()> {
     if k < L::MIN_HASHES.max(1) || k > L::MAX_HASHES {
         return Err(Error::InvalidHashCount {
             k,
+            min: L::MIN_HASHES.max(1),
             max: L::MAX_HASHES,
         });
     }
     Ok(())
 }
 
-/// Allocates `n` zeroed blocks, as an error instead of an abort when that fails.
-pub(crate) fn alloc_blocks<B: Default + Clone>(n: u64, max: u64) -> Result<Box<[B]>> {
+/// Types whose all-zero bit pattern is a valid (empty) value.
+///
+/// # Safety
+/// Implementors must be plain integers or arrays / `repr(C)` structs of them, so that
+/// zeroed memory is a valid value.
+pub(crate) unsafe trait ZeroInit: Sized {}
+// SAFETY: an integer.
+unsafe impl ZeroInit for u64 {}
+// SAFETY: repr(C) array of u64.
+unsafe impl ZeroInit for crate::Block512 {}
+// SAFETY: repr(C) array of u32.
+unsafe impl ZeroInit for crate::Block256 {}
+
+/// Allocates `n` zeroed values, as an error instead of an abort when that fails. The memory
+/// comes zeroed from the allocator (`calloc`-style), so building a large filter does not
+/// touch its pages until they are used.
+pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     if n == 0 {
         return Err(Error::ZeroBits);
     }
     if n > max {
         return Err(Error::TooLarge { requested: n, max });
     }
-    let n = usize::try_from(n).map_err(|_| Error::TooLarge { requested: n, max })?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
-            bytes: n.saturating_mul(core::mem::size_of::<B>()),
-        })?;
-    v.resize(n, B::default());
-    Ok(v.into_boxed_slice())
+    let len = usize::try_from(n).map_err(|_| Error::TooLarge { requested: n, max })?;
+    let failed = Error::AllocationFailed {
+        bytes: len.saturating_mul(core::mem::size_of::<B>()),
+    };
+    let layout = std::alloc::Layout::array::<B>(len).map_err(|_| failed.clone())?;
+    // SAFETY: `layout` has a non-zero size (len >= 1 and B is not zero-sized).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<B>();
+    if ptr.is_null() {
+        return Err(failed);
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[B; len]`,
+    // which is what `Box<[B]>` frees with; zeroed memory is a valid `B` (ZeroInit).
+    Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) })
 }
 
 /// Plain (non-atomic) blocks of layout `L` with `k` probes.
@@ -163,19 +184,22 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
     }
 }
 
-/// Pipelined batch insert (see [`contains_batch`]).
+/// Pipelined batch insert (see [`contains_batch`]) into `blocks`, which are blocks
+/// `first..first + blocks.len()` of a filter of `total` blocks; every hash must map into
+/// that range (the whole filter: `first = 0, total = blocks.len()`).
 #[inline(always)]
 unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     blocks: &mut [L::Block],
+    first: usize,
+    total: usize,
     k: u32,
     src: &H,
 ) {
     let n = src.len();
-    let nb = blocks.len();
     let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
     for (i, slot) in ring.iter_mut().enumerate().take(n) {
         let h = src.hash_at(i);
-        let b = L::block_index(h, nb);
+        let b = L::block_index(h, total) - first;
         prefetch(&blocks[b]);
         *slot = (b, h as u32);
     }
@@ -184,9 +208,9 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
         let (b, h32) = ring[slot];
         if i + PREFETCH_AHEAD < n {
             let h = src.hash_at(i + PREFETCH_AHEAD);
-            let nb_idx = L::block_index(h, nb);
-            prefetch(&blocks[nb_idx]);
-            ring[slot] = (nb_idx, h as u32);
+            let next = L::block_index(h, total) - first;
+            prefetch(&blocks[next]);
+            ring[slot] = (next, h as u32);
         }
         // SAFETY: forwarded contract.
         unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
@@ -217,12 +241,21 @@ unsafe fn atomic_insert_one<K: Kernel, L: Layout>(
     let b = L::block_index(hash, blocks.len());
     // SAFETY: forwarded contract.
     let mask = unsafe { L::mask::<K>(hash as u32, k) };
-    let mut present = true;
-    for (word, &m) in L::atomic_words(&blocks[b]).iter().zip(L::u64_words(&mask)) {
-        if m != 0 && word.load(Relaxed) & m != m {
-            present = false;
-            word.fetch_or(m, Relaxed);
-        }
+    let words = L::atomic_words(&blocks[b]);
+    // Which words miss bits, computed without branches: which words a key touches is
+    // random, so a branch per word would mispredict several times per key (measured 33 ns
+    // per insert that way, against ~6 ns for this form).
+    let mut todo = 0u32;
+    let mut missing = [0u64; 8];
+    for (i, (word, &m)) in words.iter().zip(L::u64_words(&mask)).enumerate() {
+        missing[i] = m & !word.load(Relaxed);
+        todo |= u32::from(missing[i] != 0) << i;
+    }
+    let present = todo == 0;
+    while todo != 0 {
+        let i = todo.trailing_zeros() as usize;
+        words[i].fetch_or(missing[i], Relaxed);
+        todo &= todo - 1;
     }
     present
 }
@@ -235,11 +268,7 @@ unsafe fn atomic_contains_one<K: Kernel, L: Layout>(
 ) -> bool {
     let b = L::block_index(hash, blocks.len());
     // SAFETY: forwarded contract.
-    let mask = unsafe { L::mask::<K>(hash as u32, k) };
-    L::atomic_words(&blocks[b])
-        .iter()
-        .zip(L::u64_words(&mask))
-        .all(|(word, &m)| m == 0 || word.load(Relaxed) & m == m)
+    unsafe { L::atomic_contains::<K>(&blocks[b], hash as u32, k) }
 }
 
 #[inline(always)]
@@ -294,7 +323,7 @@ unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
 dispatch_fn! { fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }
 dispatch_fn! { fn d_insert_one<L: Layout>(blocks: &mut [L::Block], hash: u64, k: u32) -> bool => insert_one }
 dispatch_fn! { fn d_contains_batch<L: Layout, H: HashSource>(blocks: &[L::Block], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
-dispatch_fn! { fn d_insert_batch<L: Layout, H: HashSource>(blocks: &mut [L::Block], k: u32, src: &H) -> () => insert_batch }
+dispatch_fn! { fn d_insert_batch<L: Layout, H: HashSource>(blocks: &mut [L::Block], first: usize, total: usize, k: u32, src: &H) -> () => insert_batch }
 dispatch_fn! { fn d_atomic_insert_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_insert_one }
 dispatch_fn! { fn d_atomic_contains_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_contains_one }
 dispatch_fn! { fn d_atomic_contains_batch<L: Layout, H: HashSource>(blocks: &[L::AtomicBlock], k: u32, src: &H, out: &mut [bool]) -> () => atomic_contains_batch }
@@ -337,18 +366,8 @@ impl<L: Layout> RawBlocks<L> {
     }
 
     pub(crate) fn insert_batch<H: HashSource>(&mut self, src: &H) {
-        d_insert_batch::<L, H>(self.backend, &mut self.blocks, self.k, src);
-    }
-
-    /// The blocks viewed as atomic blocks (for parallel inserts through `&mut self`).
-    pub(crate) fn as_atomic(&mut self) -> &[L::AtomicBlock] {
-        let len = self.blocks.len();
-        // SAFETY: AtomicBlock has the size and alignment of Block (checked at compile time)
-        // and AtomicU64 has the in-memory representation of u64; the exclusive borrow
-        // guarantees no non-atomic access overlaps the returned shared view.
-        unsafe {
-            core::slice::from_raw_parts(self.blocks.as_mut_ptr().cast::<L::AtomicBlock>(), len)
-        }
+        let total = self.blocks.len();
+        d_insert_batch::<L, H>(self.backend, &mut self.blocks, 0, total, self.k, src);
     }
 
     pub(crate) fn count_ones(&self) -> u64 {
@@ -469,4 +488,59 @@ pub(crate) fn par_insert_atomic<L: Layout, T: Hash + Sync, S: BuildHasher + Sync
             },
         );
     });
+}
+
+/// Keys per round of a partitioned build: bounds the hash buffers to 8 bytes x this.
+const PARTITION_ROUND: usize = 1 << 22;
+
+/// Partitioned parallel build into plain blocks, without atomics: per round, threads hash
+/// chunks of keys into per-partition buffers (partition = a contiguous range of blocks),
+/// then one task per partition inserts its hashes into its own disjoint `&mut` range with
+/// the pipelined batch loop. Bit-identical to a sequential build (OR is commutative).
+pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
+    backend: Backend,
+    blocks: &mut [L::Block],
+    k: u32,
+    keys: &[T],
+    hasher: &S,
+) {
+    use rayon::prelude::*;
+    let threads = rayon::current_num_threads();
+    let total = blocks.len();
+    if threads <= 1 || keys.len() < 1 << 16 {
+        d_insert_batch::<L, Keys<'_, T, S>>(backend, blocks, 0, total, k, &Keys { keys, hasher });
+        return;
+    }
+    // Several partitions per thread for balance; at least one block each.
+    let parts = (threads * 4).min(total);
+    let part_of = |b: usize| ((b as u128 * parts as u128) / total as u128) as usize;
+    let start_of = |r: usize| (r as u128 * total as u128).div_ceil(parts as u128) as usize;
+    for round in keys.chunks(PARTITION_ROUND) {
+        let chunk_len = round.len().div_ceil(threads * 2).max(1 << 12);
+        let buckets: Vec<Vec<Vec<u64>>> = round
+            .par_chunks(chunk_len)
+            .map(|chunk| {
+                let mut out = vec![Vec::with_capacity(chunk.len() / parts + 16); parts];
+                for key in chunk {
+                    let h = crate::hash::hash_one(hasher, key);
+                    out[part_of(L::block_index(h, total))].push(h);
+                }
+                out
+            })
+            .collect();
+        let mut ranges: Vec<(usize, &mut [L::Block])> = Vec::with_capacity(parts);
+        let mut rest = &mut *blocks;
+        for r in 0..parts {
+            let len = start_of(r + 1) - start_of(r);
+            let (head, tail) = rest.split_at_mut(len);
+            ranges.push((r, head));
+            rest = tail;
+        }
+        ranges.into_par_iter().for_each(|(r, range)| {
+            for chunk in &buckets {
+                let src = Hashes(&chunk[r]);
+                d_insert_batch::<L, Hashes<'_>>(backend, range, start_of(r), total, k, &src);
+            }
+        });
+    }
 }

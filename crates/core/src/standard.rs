@@ -98,6 +98,7 @@ fn check_standard(bits: u64, k: u32) -> Result<()> {
     if k == 0 || k > STANDARD_MAX_HASHES {
         return Err(Error::InvalidHashCount {
             k,
+            min: 1,
             max: STANDARD_MAX_HASHES,
         });
     }

@@ -43,10 +43,12 @@ fn check_split(blocks: u64, threads: usize, keys: &[u64]) {
     sequential.insert_batch(keys);
     let shared =
         AtomicSplitBlockBloomFilter::from(SplitBlockBloomFilter::with_num_blocks(blocks).unwrap());
+    let barrier = Barrier::new(threads);
     std::thread::scope(|s| {
         for chunk in keys.chunks(keys.len().div_ceil(threads)) {
-            let shared = &shared;
+            let (shared, barrier) = (&shared, &barrier);
             s.spawn(move || {
+                barrier.wait();
                 chunk.iter().for_each(|k| {
                     shared.insert(k);
                 })
@@ -84,6 +86,10 @@ fn parallel_bulk_load_equals_sequential() {
         .expected_items(300_000)
         .unwrap();
     sequential.insert_batch(&keys);
+    let mut sequential_split = SplitBlockBloomFilter::with_false_pos(0.01)
+        .expected_items(300_000)
+        .unwrap();
+    sequential_split.insert_batch(&keys);
     for threads in [1usize, 2, 4, 8] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -218,6 +218,19 @@ fn batch_length_mismatch_is_an_error() {
 
 #[test]
 fn bad_input_gives_typed_errors() {
+    // Targets below what a layout reaches at its largest supported size are refused, not
+    // silently missed.
+    assert!(matches!(
+        SplitBlockBloomFilter::with_false_pos(1e-12).expected_items(10),
+        Err(Error::UnreachableFalsePositiveRate { .. })
+    ));
+    assert!(matches!(
+        BlockedBloomFilter::with_false_pos(1e-16).expected_items(10),
+        Err(Error::UnreachableFalsePositiveRate { .. })
+    ));
+    assert!(BlockedBloomFilter::with_false_pos(1e-9)
+        .expected_items(10)
+        .is_ok());
     for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
         assert!(matches!(
             BlockedBloomFilter::with_false_pos(p).expected_items(10),
@@ -256,7 +269,11 @@ fn bad_input_gives_typed_errors() {
     }
     assert!(matches!(
         SplitBlockBloomFilter::with_num_bits(512).hashes(7),
-        Err(Error::InvalidHashCount { k: 7, max: 8 })
+        Err(Error::InvalidHashCount {
+            k: 7,
+            min: 8,
+            max: 8
+        })
     ));
     assert!(matches!(
         SplitBlockBloomFilter::with_num_blocks(0),
