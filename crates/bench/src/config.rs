@@ -1,0 +1,371 @@
+//! Command-line configuration and the measurement plan of each mode.
+
+use crate::BenchError;
+use std::path::PathBuf;
+
+/// How much to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Mode {
+    /// Seconds: tiny sizes, one repetition (for tests).
+    Tiny,
+    /// About a minute on 2 cores: 1M keys, sweeps to 32 MiB.
+    Quick,
+    /// A few minutes: 1M and 16M keys, sweeps to 256 MiB.
+    Default,
+    /// Long: 1M and 100M keys, sweeps to 1 GiB.
+    Full,
+}
+
+impl Mode {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Tiny => "tiny",
+            Mode::Quick => "quick",
+            Mode::Default => "default",
+            Mode::Full => "full",
+        }
+    }
+}
+
+/// What each part of the run measures; derived from the [`Mode`], adjustable field by
+/// field (tests shrink it further).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Plan {
+    /// Key counts of the random-`u64` scenarios (measured at both budgets).
+    pub main_sizes: Vec<usize>,
+    /// Key count of the sequential, URL and key-file scenarios (bits-per-key budget).
+    pub other_size: usize,
+    /// Non-member queries per scenario (at least this many; FP precision).
+    pub queries: usize,
+    /// Untimed warm-up runs per measurement.
+    pub warmup: usize,
+    /// Timed repetitions per measurement (the median is reported).
+    pub reps: usize,
+    /// The same-memory budget.
+    pub bits_per_key: f64,
+    /// The same-accuracy budget.
+    pub target_fp: f64,
+    /// Keys per point of the FP-vs-bits/key sweep.
+    pub fp_sweep_n: usize,
+    /// Non-member queries per point of that sweep.
+    pub fp_sweep_queries: usize,
+    /// Bits per key of that sweep.
+    pub fp_sweep_bits: Vec<f64>,
+    /// Filter sizes of the ns/key-vs-size sweep, in bytes.
+    pub size_sweep_bytes: Vec<u64>,
+    /// Queries per point of that sweep (positives and negatives each).
+    pub size_sweep_queries: usize,
+    /// Largest size at which the slow peers (fastbloom) join the size sweep.
+    pub size_sweep_peer_max_bytes: u64,
+    /// Thread counts of the bulk-load measurements.
+    pub thread_counts: Vec<usize>,
+    /// Keys per hasher-cost measurement.
+    pub hasher_keys: usize,
+}
+
+fn sizes_pow(lo_log2: u32, hi_log2: u32, step: u32) -> Vec<u64> {
+    (lo_log2..=hi_log2)
+        .step_by(step as usize)
+        .map(|e| 1u64 << e)
+        .collect()
+}
+
+/// Thread counts 1, 2, 4, ... up to and including `max`.
+pub fn thread_counts(max: usize) -> Vec<usize> {
+    let max = max.max(1);
+    let mut v: Vec<usize> = (0..)
+        .map(|e| 1usize << e)
+        .take_while(|&t| t < max)
+        .collect();
+    v.push(max);
+    v
+}
+
+impl Plan {
+    /// The plan of `mode` with bulk loads up to `threads` threads.
+    pub fn for_mode(mode: Mode, threads: usize) -> Plan {
+        let threads = thread_counts(threads);
+        match mode {
+            Mode::Tiny => Plan {
+                main_sizes: vec![4_000],
+                other_size: 2_000,
+                queries: 20_000,
+                warmup: 0,
+                reps: 1,
+                bits_per_key: 10.0,
+                target_fp: 0.01,
+                fp_sweep_n: 2_000,
+                fp_sweep_queries: 20_000,
+                fp_sweep_bits: vec![8.0, 16.0],
+                size_sweep_bytes: vec![32 << 10, 64 << 10],
+                size_sweep_queries: 10_000,
+                size_sweep_peer_max_bytes: 64 << 10,
+                thread_counts: threads,
+                hasher_keys: 10_000,
+            },
+            Mode::Quick => Plan {
+                main_sizes: vec![1_000_000],
+                other_size: 1_000_000,
+                queries: 1_000_000,
+                warmup: 1,
+                reps: 3,
+                bits_per_key: 10.0,
+                target_fp: 0.01,
+                fp_sweep_n: 100_000,
+                fp_sweep_queries: 1_000_000,
+                fp_sweep_bits: vec![4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0],
+                size_sweep_bytes: sizes_pow(15, 25, 2),
+                size_sweep_queries: 1_000_000,
+                size_sweep_peer_max_bytes: 8 << 20,
+                thread_counts: threads,
+                hasher_keys: 1_000_000,
+            },
+            Mode::Default => Plan {
+                main_sizes: vec![1_000_000, 16_000_000],
+                other_size: 1_000_000,
+                queries: 2_000_000,
+                warmup: 1,
+                reps: 5,
+                bits_per_key: 10.0,
+                target_fp: 0.01,
+                fp_sweep_n: 1_000_000,
+                fp_sweep_queries: 4_000_000,
+                fp_sweep_bits: vec![4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 20.0, 24.0],
+                size_sweep_bytes: sizes_pow(15, 28, 1),
+                size_sweep_queries: 2_000_000,
+                size_sweep_peer_max_bytes: 256 << 20,
+                thread_counts: threads,
+                hasher_keys: 4_000_000,
+            },
+            Mode::Full => Plan {
+                main_sizes: vec![1_000_000, 100_000_000],
+                other_size: 10_000_000,
+                queries: 4_000_000,
+                warmup: 1,
+                reps: 5,
+                bits_per_key: 10.0,
+                target_fp: 0.01,
+                fp_sweep_n: 1_000_000,
+                fp_sweep_queries: 10_000_000,
+                fp_sweep_bits: vec![
+                    3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 24.0,
+                ],
+                size_sweep_bytes: sizes_pow(15, 30, 1),
+                size_sweep_queries: 4_000_000,
+                size_sweep_peer_max_bytes: 1 << 30,
+                thread_counts: threads,
+                hasher_keys: 10_000_000,
+            },
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Config {
+    /// The mode the plan came from.
+    pub mode: Mode,
+    /// What to measure.
+    pub plan: Plan,
+    /// Filter names (or name prefixes) to keep; empty keeps all.
+    pub only: Vec<String>,
+    /// Largest thread count of the bulk loads.
+    pub threads: usize,
+    /// Seed of every workload and seeded filter.
+    pub seed: u64,
+    /// A file of keys, one per line, measured as an extra workload.
+    pub keys_file: Option<PathBuf>,
+    /// Output directory of the report.
+    pub out_dir: PathBuf,
+    /// No progress bar, no table on stdout.
+    pub quiet: bool,
+    /// The command line, for the report.
+    pub command: String,
+}
+
+/// The default output directory.
+pub const DEFAULT_OUT_DIR: &str = "target/bloomforge-report";
+
+/// The default seed.
+pub const DEFAULT_SEED: u64 = 0x5eed_b100_f0e5_2024;
+
+fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+impl Config {
+    /// A configuration for `mode` with defaults for everything else.
+    pub fn new(mode: Mode) -> Config {
+        let threads = available_threads();
+        Config {
+            mode,
+            plan: Plan::for_mode(mode, threads),
+            only: Vec::new(),
+            threads,
+            seed: DEFAULT_SEED,
+            keys_file: None,
+            out_dir: PathBuf::from(DEFAULT_OUT_DIR),
+            quiet: false,
+            command: format!("bloomforge-bench --{}", mode.name()),
+        }
+    }
+
+    /// Whether the filter named `name` is selected by `--only`.
+    pub fn selects(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| name.starts_with(o.as_str()))
+    }
+}
+
+/// Usage text.
+pub const USAGE: &str = "\
+bloomforge-bench: every bloomforge filter against its theory and against peer crates
+
+USAGE: bloomforge-bench [MODE] [OPTIONS]
+
+MODES (default: a few minutes)
+  --quick            about a minute on 2 cores: 1M keys, size sweep to 32 MiB
+  --full             long: 1M and 100M keys, size sweep to 1 GiB
+  --tiny, --smoke    seconds, tiny sizes (tests)
+
+OPTIONS
+  --only A[,B..]     only filters whose name starts with A (or B..); repeatable
+  --threads N        bulk loads at 1, 2, 4 .. N threads (default: all cores)
+  --seed S           seed of every workload (decimal or 0x hex)
+  --keys FILE        also measure the keys of FILE (one per line)
+  --out DIR          report directory (default: target/bloomforge-report)
+  --quiet, -q        no progress bar and no table on stdout
+  --help, -h         this text
+
+Filters: blocked, blocked-atomic, split-block, split-block-atomic, standard,
+standard-atomic, fastbloom, fastbloom-atomic, bloomfilter, sbbf-rs-safe,
+parquet-sbbf, xorf-bfuse8, hashset (and counting / d-left where built).
+";
+
+fn parse_u64(flag: &str, v: &str) -> Result<u64, BenchError> {
+    let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => v.replace('_', "").parse(),
+    };
+    parsed.map_err(|_| BenchError::Config(format!("{flag} expects a number, got {v:?}")))
+}
+
+/// Parses command-line arguments (without the program name). `Ok(None)` means `--help`
+/// was asked for.
+///
+/// # Errors
+/// [`BenchError::Config`] for an unknown flag or a bad value.
+pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Option<Config>, BenchError> {
+    let args: Vec<String> = args.into_iter().collect();
+    let mut mode = Mode::Default;
+    let mut only = Vec::new();
+    let mut threads = None;
+    let mut seed = DEFAULT_SEED;
+    let mut keys_file = None;
+    let mut out_dir = None;
+    let mut quiet = false;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| BenchError::Config(format!("{flag} expects a value")))
+        };
+        match flag {
+            "--quick" => mode = Mode::Quick,
+            "--full" => mode = Mode::Full,
+            "--tiny" | "--smoke" => mode = Mode::Tiny,
+            "--only" => only.extend(
+                value()?
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+            ),
+            "--threads" => {
+                let t = parse_u64(flag, &value()?)?;
+                if t == 0 || t > 4096 {
+                    return Err(BenchError::Config(format!(
+                        "--threads must be in 1..=4096, got {t}"
+                    )));
+                }
+                threads = Some(t as usize);
+            }
+            "--seed" => seed = parse_u64(flag, &value()?)?,
+            "--keys" => keys_file = Some(PathBuf::from(value()?)),
+            "--out" => out_dir = Some(PathBuf::from(value()?)),
+            "--quiet" | "-q" => quiet = true,
+            "--help" | "-h" => return Ok(None),
+            // `cargo bench` passes --bench to every bench target; accept and ignore it.
+            "--bench" => {}
+            other => {
+                return Err(BenchError::Config(format!(
+                    "unknown argument {other:?}; see --help"
+                )))
+            }
+        }
+    }
+    let mut cfg = Config::new(mode);
+    if let Some(t) = threads {
+        cfg.threads = t;
+        cfg.plan.thread_counts = thread_counts(t);
+    }
+    cfg.only = only;
+    cfg.seed = seed;
+    cfg.keys_file = keys_file;
+    if let Some(dir) = out_dir {
+        cfg.out_dir = dir;
+    }
+    cfg.quiet = quiet;
+    cfg.command = std::iter::once("bloomforge-bench".to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(Some(cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Option<Config>, BenchError> {
+        parse_args(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn parses_every_flag() {
+        let c = parse("--quick --only blocked,split --only fastbloom --threads 4 --seed 0x10 --keys k.txt --out=o -q")
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.mode, Mode::Quick);
+        assert_eq!(c.only, vec!["blocked", "split", "fastbloom"]);
+        assert_eq!(c.plan.thread_counts, vec![1, 2, 4]);
+        assert_eq!(c.seed, 16);
+        assert_eq!(c.keys_file, Some(PathBuf::from("k.txt")));
+        assert_eq!(c.out_dir, PathBuf::from("o"));
+        assert!(c.quiet);
+        assert!(c.selects("blocked-atomic") && !c.selects("standard"));
+        assert!(parse("--help").unwrap().is_none());
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert!(parse("--bogus").is_err());
+        assert!(parse("--threads 0").is_err());
+        assert!(parse("--seed x").is_err());
+        assert!(parse("--out").is_err());
+    }
+
+    #[test]
+    fn thread_counts_end_at_max() {
+        assert_eq!(thread_counts(1), vec![1]);
+        assert_eq!(thread_counts(2), vec![1, 2]);
+        assert_eq!(thread_counts(6), vec![1, 2, 4, 6]);
+        assert_eq!(thread_counts(16), vec![1, 2, 4, 8, 16]);
+    }
+}

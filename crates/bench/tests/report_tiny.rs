@@ -1,0 +1,134 @@
+//! Runs the whole harness in tiny mode, in process, into a temporary directory, and
+//! checks that every report file exists and parses.
+
+use bloomforge_bench::config::{Config, Mode};
+use bloomforge_bench::report::RESULTS_COLUMNS;
+use bloomforge_bench::subjects::Origin;
+use std::path::{Path, PathBuf};
+
+/// Splits one CSV line (RFC 4180 quoting).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (ch, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn check_csv(dir: &Path, name: &str, min_rows: usize) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = read(dir, name);
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().expect("header"));
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    assert!(rows.len() >= min_rows, "{name}: {} rows", rows.len());
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "{name}: ragged row {r:?}");
+    }
+    (header, rows)
+}
+
+fn out_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bloomforge-report-tiny-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn tiny_run_writes_parsable_report() {
+    let dir = out_dir();
+    let mut cfg = Config::new(Mode::Tiny);
+    cfg.out_dir = dir.clone();
+    cfg.quiet = true;
+    cfg.threads = 2;
+    cfg.plan.thread_counts = vec![1, 2];
+    let report = bloomforge_bench::run(&cfg).expect("tiny run");
+
+    // Our filters' FP must be consistent with theory. Seeds are fixed, so this is
+    // deterministic; were they random, each row's false-alarm probability is 1e-6.
+    for r in &report.rows {
+        if r.origin == Origin::Ours {
+            let fp = r.fp.as_ref().expect("FP measured");
+            assert!(fp.consistent, "{} on {}: {fp:?}", r.filter, r.workload);
+        }
+    }
+    assert!(report.rows.iter().any(|r| r.layout == "floor"));
+    assert!(report.rows.iter().any(|r| r.bulk.len() == 2));
+
+    // CSV files: headers and column counts.
+    let (header, rows) = check_csv(&dir, "results.csv", 10);
+    assert_eq!(header, RESULTS_COLUMNS);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for r in &rows {
+        let bpk: f64 = r[col("bits_per_key")]
+            .parse()
+            .expect("bits_per_key is a number");
+        assert!(bpk > 0.0);
+        if r[col("layout")] != "floor" {
+            let ns: f64 = r[col("query_neg_ns")].parse().expect("query_neg_ns");
+            assert!(ns > 0.0 && ns.is_finite());
+            let fp: f64 = r[col("fp_measured")].parse().expect("fp_measured");
+            assert!((0.0..=1.0).contains(&fp));
+        }
+    }
+    check_csv(&dir, "fp_sweep.csv", 4);
+    check_csv(&dir, "size_sweep.csv", 4);
+    check_csv(&dir, "threads.csv", 2);
+    check_csv(&dir, "backends.csv", 2);
+    check_csv(&dir, "hashers.csv", 8);
+
+    // JSON.
+    let json: serde_json::Value = serde_json::from_str(&read(&dir, "results.json")).expect("JSON");
+    assert_eq!(json["config"]["mode"], "Tiny");
+    assert_eq!(
+        json["rows"].as_array().map(Vec::len),
+        Some(report.rows.len())
+    );
+    assert!(json["rows"][0]["query_neg"]["ns_per_key"].is_number());
+    assert!(json["meta"]["cpu"].is_string());
+
+    // SVGs.
+    for svg in ["fp_vs_bits.svg", "ns_vs_size.svg", "thread_scaling.svg"] {
+        let text = read(&dir, svg);
+        let t = text.trim();
+        assert!(t.starts_with("<svg") && t.ends_with("</svg>"), "{svg}");
+        assert!(
+            t.contains("<text") && t.matches('<').count() > 20,
+            "{svg} looks empty"
+        );
+    }
+
+    // index.md links resolve.
+    let index = read(&dir, "index.md");
+    let links: Vec<&str> = index
+        .split("](")
+        .skip(1)
+        .filter_map(|s| s.split(')').next())
+        .collect();
+    assert!(links.len() >= 10, "{links:?}");
+    for l in links {
+        assert!(dir.join(l).is_file(), "index.md links to missing {l}");
+    }
+    for f in &report.files {
+        assert!(dir.join(f).is_file(), "{f} listed but missing");
+    }
+    let md = read(&dir, "report.md");
+    assert!(md.contains("| **blocked** |") && md.contains("floor"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
