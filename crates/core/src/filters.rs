@@ -525,6 +525,28 @@ macro_rules! block_filters {
                 par_insert_atomic::<$L, T, S>(self.raw.backend, &self.raw.blocks, self.raw.k, keys, &self.hasher);
             }
 
+            /// Number of set bits (relaxed loads, in place).
+            pub fn count_ones(&self) -> u64 {
+                self.raw
+                    .blocks
+                    .iter()
+                    .flat_map(|b| <$L>::atomic_words(b))
+                    .map(|w| u64::from(w.load(core::sync::atomic::Ordering::Relaxed).count_ones()))
+                    .sum()
+            }
+
+            /// The false-positive rate for the current contents (see the plain filter's
+            /// `expected_false_pos`); reads the words in place with relaxed loads.
+            pub fn expected_false_pos(&self) -> f64 {
+                let sum: f64 = self.raw.blocks.iter().map(|b| <$L>::block_fp(&<$L>::load_block(b), self.raw.k)).sum();
+                sum / self.raw.blocks.len() as f64
+            }
+
+            /// Estimated number of distinct keys inserted, from each block's fill.
+            pub fn estimated_len(&self) -> f64 {
+                self.raw.blocks.iter().map(|b| <$L>::block_keys(&<$L>::load_block(b), self.raw.k)).sum()
+            }
+
             /// A copy of the current bits as a plain filter (relaxed loads: a consistent
             /// snapshot only when no insert runs concurrently).
             pub fn snapshot(&self) -> $Plain<S>
@@ -593,9 +615,7 @@ macro_rules! block_filters {
                 self.num_bits()
             }
             fn expected_false_pos(&self) -> f64 {
-                let raw = self.raw.snapshot();
-                let sum: f64 = raw.blocks.iter().map(|b| <$L>::block_fp(b, raw.k)).sum();
-                sum / raw.blocks.len() as f64
+                $Atomic::expected_false_pos(self)
             }
         }
     };
@@ -676,6 +696,10 @@ impl SplitBlockBloomFilter {
 
     /// Reads a Parquet SBBF bitset (the bytes after the bloom filter header).
     ///
+    /// Parquet hashes values with XXH64 of their plain encoding, so query the result with
+    /// [`contains_hash`](Self::contains_hash)`(`[`parquet_hash`](crate::parquet_hash)`(..))`;
+    /// `contains(&key)` would hash with the default hasher and give meaningless answers.
+    ///
     /// # Errors
     /// [`Error::InvalidBitset`] for an empty bitset or a length that is not a multiple of
     /// 32 bytes.
@@ -693,6 +717,16 @@ impl SplitBlockBloomFilter {
             }
         }
         Ok(filter)
+    }
+}
+
+impl AtomicSplitBlockBloomFilter {
+    /// An atomic split-block filter of exactly `num_blocks` 32-byte blocks.
+    ///
+    /// # Errors
+    /// As [`SplitBlockBloomFilter::with_num_blocks`].
+    pub fn with_num_blocks(num_blocks: u64) -> Result<Self> {
+        SplitBlockBloomFilter::with_num_blocks(num_blocks).map(Self::from)
     }
 }
 

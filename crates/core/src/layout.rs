@@ -89,6 +89,18 @@ pub(crate) trait Layout: 'static {
     fn u64_words_mut(block: &mut Self::Block) -> &mut [u64];
     /// The atomic block's words.
     fn atomic_words(block: &Self::AtomicBlock) -> &[AtomicU64];
+
+    /// A plain copy of an atomic block (relaxed loads).
+    fn load_block(block: &Self::AtomicBlock) -> Self::Block {
+        let mut out = Self::Block::default();
+        for (d, s) in Self::u64_words_mut(&mut out)
+            .iter_mut()
+            .zip(Self::atomic_words(block))
+        {
+            *d = s.load(Relaxed);
+        }
+        out
+    }
 }
 
 /// Blocked (Putze et al.) 512-bit layout: block from a 64-bit fast range of the hash, `k`

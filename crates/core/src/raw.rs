@@ -427,17 +427,7 @@ impl<L: Layout> RawAtomicBlocks<L> {
 
     /// A snapshot of the words (relaxed loads), as plain blocks.
     pub(crate) fn snapshot(&self) -> RawBlocks<L> {
-        let blocks = self
-            .blocks
-            .iter()
-            .map(|ab| {
-                let mut b = L::Block::default();
-                for (d, s) in L::u64_words_mut(&mut b).iter_mut().zip(L::atomic_words(ab)) {
-                    *d = s.load(Relaxed);
-                }
-                b
-            })
-            .collect();
+        let blocks = self.blocks.iter().map(L::load_block).collect();
         RawBlocks {
             blocks,
             k: self.k,

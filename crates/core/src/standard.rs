@@ -139,6 +139,83 @@ fn test_bit(words: &[u64], p: u64) -> bool {
     words[(p >> 6) as usize] >> (p & 63) & 1 != 0
 }
 
+#[inline(always)]
+fn insert_words(words: &mut [u64], m: u64, k: u32, hash: u64) -> bool {
+    let mut probes = Probes::new(hash);
+    let mut present = true;
+    for _ in 0..k {
+        let p = probes.next_pos(m);
+        let w = &mut words[(p >> 6) as usize];
+        let bit = 1u64 << (p & 63);
+        present &= *w & bit != 0;
+        *w |= bit;
+    }
+    present
+}
+
+#[inline(always)]
+fn contains_words(words: &[u64], m: u64, k: u32, hash: u64) -> bool {
+    let mut probes = Probes::new(hash);
+    (0..k).all(|_| test_bit(words, probes.next_pos(m)))
+}
+
+/// Keys ahead whose `k` probe lines are prefetched (each key touches `k` lines).
+const STANDARD_AHEAD: usize = 8;
+
+#[inline(always)]
+fn prefetch_probes(base: *const u64, m: u64, k: u32, hash: u64) {
+    let mut probes = Probes::new(hash);
+    for _ in 0..k {
+        let p = probes.next_pos(m);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint and never faults; `wrapping_add` computes the
+        // address without asserting it is in bounds (it is: p < m).
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                base.wrapping_add((p >> 6) as usize).cast(),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (base, p);
+    }
+}
+
+/// Pipelined inserts of `n` hashes.
+#[inline(always)]
+fn insert_pipelined(words: &mut [u64], m: u64, k: u32, n: usize, hash_at: impl Fn(usize) -> u64) {
+    let base = words.as_ptr();
+    pipelined(n, hash_at, base, m, k, |_, h| {
+        insert_words(words, m, k, h);
+    });
+}
+
+/// Runs `op` on each of `n` hashes in order, prefetching (from the array at `base`) the
+/// probe lines of the hash `STANDARD_AHEAD` places ahead.
+#[inline(always)]
+fn pipelined(
+    n: usize,
+    hash_at: impl Fn(usize) -> u64,
+    base: *const u64,
+    m: u64,
+    k: u32,
+    mut op: impl FnMut(usize, u64),
+) {
+    let mut ring = [0u64; STANDARD_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = hash_at(i);
+        prefetch_probes(base, m, k, *slot);
+    }
+    for i in 0..n {
+        let h = ring[i % STANDARD_AHEAD];
+        if i + STANDARD_AHEAD < n {
+            let next = hash_at(i + STANDARD_AHEAD);
+            prefetch_probes(base, m, k, next);
+            ring[i % STANDARD_AHEAD] = next;
+        }
+        op(i, h);
+    }
+}
+
 impl<S: BuildHasher> StandardBloomFilter<S> {
     /// Inserts `key`; `true` if all its bits were already set.
     #[inline]
@@ -155,42 +232,56 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     /// Inserts by precomputed hash.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
-        let mut probes = Probes::new(hash);
-        let mut present = true;
-        for _ in 0..self.k {
-            let p = probes.next_pos(self.num_bits);
-            let w = &mut self.words[(p >> 6) as usize];
-            let bit = 1u64 << (p & 63);
-            present &= *w & bit != 0;
-            *w |= bit;
-        }
-        present
+        insert_words(&mut self.words, self.num_bits, self.k, hash)
     }
 
     /// Queries by precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let mut probes = Probes::new(hash);
-        (0..self.k).all(|_| test_bit(&self.words, probes.next_pos(self.num_bits)))
+        contains_words(&self.words, self.num_bits, self.k, hash)
     }
 
-    /// Inserts every key of `keys`.
+    /// Inserts every key of `keys`, prefetching the probe lines of keys a few places ahead.
     pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
-        for key in keys {
-            self.insert(key);
-        }
+        let hasher = &self.hasher;
+        insert_pipelined(&mut self.words, self.num_bits, self.k, keys.len(), |i| {
+            hash_one(hasher, &keys[i])
+        });
     }
 
-    /// Queries every key of `keys` into `out`.
+    /// Inserts every precomputed hash of `hashes`.
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
+        insert_pipelined(&mut self.words, self.num_bits, self.k, hashes.len(), |i| {
+            hashes[i]
+        });
+    }
+
+    /// Queries every key of `keys` into `out`, prefetching the probe lines of keys a few
+    /// places ahead.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] unless `keys.len() == out.len()`.
     pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
         check_batch_len(keys.len(), out.len())?;
-        for (key, o) in keys.iter().zip(out) {
-            *o = self.contains(key);
-        }
+        self.contains_pipelined(|i| hash_one(&self.hasher, &keys[i]), out);
         Ok(())
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        check_batch_len(hashes.len(), out.len())?;
+        self.contains_pipelined(|i| hashes[i], out);
+        Ok(())
+    }
+
+    fn contains_pipelined(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        let (m, k, words) = (self.num_bits, self.k, &*self.words);
+        pipelined(out.len(), hash_at, words.as_ptr(), m, k, |i, h| {
+            out[i] = contains_words(words, m, k, h);
+        });
     }
 
     /// Number of bits.
@@ -513,11 +604,103 @@ impl<S> AtomicStandardBloomFilter<S> {
     }
 }
 
+impl AtomicStandardBloomFilter {
+    /// Starts a builder for false-positive rate `fp` (same sizing as the plain filter).
+    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
+        FalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder for exactly `bits` bits; finish with `.hashes(k)`.
+    pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
+        NumBitsBuilder::new(bits)
+    }
+}
+
+impl<S> BuildFilter for AtomicStandardBloomFilter<S> {
+    type Filter<S2: BuildHasher> = AtomicStandardBloomFilter<S2>;
+    type Error = Error;
+
+    fn for_false_pos<S2: BuildHasher>(
+        fp: f64,
+        items: u64,
+        hasher: S2,
+    ) -> Result<AtomicStandardBloomFilter<S2>> {
+        StandardBloomFilter::<S2>::for_false_pos(fp, items, hasher)
+            .map(AtomicStandardBloomFilter::from)
+    }
+
+    fn for_bits_and_hashes<S2: BuildHasher>(
+        bits: u64,
+        k: u32,
+        hasher: S2,
+    ) -> Result<AtomicStandardBloomFilter<S2>> {
+        StandardBloomFilter::<S2>::for_bits_and_hashes(bits, k, hasher)
+            .map(AtomicStandardBloomFilter::from)
+    }
+}
+
+impl<S> From<AtomicStandardBloomFilter<S>> for StandardBloomFilter<S> {
+    fn from(atomic: AtomicStandardBloomFilter<S>) -> Self {
+        atomic.into_inner()
+    }
+}
+
 impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
     /// Inserts `key` from any thread; `true` if all its bits were already set. The same
     /// visibility rules as [`AtomicBlockedBloomFilter`](crate::AtomicBlockedBloomFilter).
     pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        let mut probes = Probes::new(hash_one(&self.hasher, key));
+        self.insert_hash(hash_one(&self.hasher, key))
+    }
+
+    /// Whether `key` may be present.
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_one(&self.hasher, key))
+    }
+
+    /// Queries by precomputed hash.
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash);
+        (0..self.k).all(|_| {
+            let p = probes.next_pos(self.num_bits);
+            self.words[(p >> 6) as usize].load(Relaxed) >> (p & 63) & 1 != 0
+        })
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Number of set bits (relaxed loads).
+    pub fn count_ones(&self) -> u64 {
+        self.words
+            .iter()
+            .map(|w| u64::from(w.load(Relaxed).count_ones()))
+            .sum()
+    }
+
+    /// The false-positive rate for the current contents, `(set bits / m)^k`.
+    pub fn expected_false_pos(&self) -> f64 {
+        crate::math::realized_fp_standard(self.count_ones(), self.num_bits, self.k)
+    }
+
+    /// A copy of the current bits as a plain filter (consistent when no insert runs
+    /// concurrently).
+    pub fn snapshot(&self) -> StandardBloomFilter<S>
+    where
+        S: Clone,
+    {
+        StandardBloomFilter {
+            words: self.words.iter().map(|w| w.load(Relaxed)).collect(),
+            num_bits: self.num_bits,
+            k: self.k,
+            hasher: self.hasher.clone(),
+        }
+    }
+
+    /// Inserts by precomputed hash from any thread.
+    pub fn insert_hash(&self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash);
         let mut present = true;
         for _ in 0..self.k {
             let p = probes.next_pos(self.num_bits);
@@ -529,15 +712,6 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
             }
         }
         present
-    }
-
-    /// Whether `key` may be present.
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        let mut probes = Probes::new(hash_one(&self.hasher, key));
-        (0..self.k).all(|_| {
-            let p = probes.next_pos(self.num_bits);
-            self.words[(p >> 6) as usize].load(Relaxed) >> (p & 63) & 1 != 0
-        })
     }
 
     /// Inserts `keys` from all threads of the current rayon pool.
@@ -559,6 +733,22 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.k
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for AtomicStandardBloomFilter<S> {
+    type InsertError = core::convert::Infallible;
+    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+        Ok(AtomicStandardBloomFilter::insert(self, key))
+    }
+    fn contains(&self, key: &T) -> bool {
+        AtomicStandardBloomFilter::contains(self, key)
+    }
+    fn memory_bits(&self) -> u64 {
+        self.num_bits
+    }
+    fn expected_false_pos(&self) -> f64 {
+        AtomicStandardBloomFilter::expected_false_pos(self)
     }
 }
 

@@ -6,6 +6,7 @@ mod common;
 
 use bloomforge_core::*;
 use common::SplitMix64;
+use core::hash::BuildHasher;
 use proptest::prelude::*;
 
 fn blocked(bits: u64, k: u32, backend: Backend) -> BlockedBloomFilter {
@@ -383,4 +384,71 @@ fn filters_are_send_and_sync() {
     check::<AtomicSplitBlockBloomFilter>();
     check::<AtomicStandardBloomFilter>();
     check::<BlockedBloomFilter<KeyedHasher>>();
+}
+
+#[test]
+fn standard_batches_and_atomic_standard_match_single_calls() {
+    let mut rng = SplitMix64(17);
+    let members = rng.keys(300);
+    let others = rng.keys(300);
+    let mut f = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
+    let empty = f.clone();
+    f.insert_batch(&members[..150]);
+    let mut single = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
+    members[..150].iter().for_each(|k| {
+        single.insert(k);
+    });
+    assert_eq!(f, single);
+    let atomic = AtomicStandardBloomFilter::with_num_bits(5000)
+        .hashes(5)
+        .unwrap();
+    members[..150].iter().for_each(|k| {
+        atomic.insert(k);
+    });
+    for len in 0..=257usize {
+        // Members and non-members interleaved.
+        let keys: Vec<u64> = members
+            .iter()
+            .zip(&others)
+            .flat_map(|(a, b)| [*a, *b])
+            .take(len)
+            .collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| f.hasher().hash_one(k)).collect();
+        let expect: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+        let mut out = vec![false; len];
+        f.contains_batch(&keys, &mut out).unwrap();
+        assert_eq!(out, expect, "{len}");
+        f.contains_hash_batch(&hashes, &mut out).unwrap();
+        assert_eq!(out, expect);
+        assert_eq!(
+            keys.iter().map(|k| atomic.contains(k)).collect::<Vec<_>>(),
+            expect
+        );
+        empty.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| !b));
+        let mut by_hash = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
+        by_hash.insert_hash_batch(&hashes);
+        let mut by_key = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
+        by_key.insert_batch(&keys);
+        assert_eq!(by_hash, by_key);
+    }
+    assert_eq!(atomic.snapshot(), f);
+    assert_eq!(atomic.expected_false_pos(), f.expected_false_pos());
+    assert_eq!(StandardBloomFilter::from(atomic), f);
+}
+
+#[test]
+fn atomic_statistics_match_plain() {
+    let keys = SplitMix64(23).keys(5000);
+    let mut plain = BlockedBloomFilter::with_false_pos(0.01)
+        .expected_items(5000)
+        .unwrap();
+    plain.insert_batch(&keys);
+    let atomic = AtomicBlockedBloomFilter::from(plain.clone());
+    assert_eq!(atomic.count_ones(), plain.count_ones());
+    assert_eq!(atomic.expected_false_pos(), plain.expected_false_pos());
+    assert_eq!(atomic.estimated_len(), plain.estimated_len());
+    let split = AtomicSplitBlockBloomFilter::with_num_blocks(64).unwrap();
+    split.insert_batch(&keys);
+    assert_eq!(split.count_ones(), split.snapshot().count_ones());
 }
