@@ -1,0 +1,204 @@
+//! AVX2 kernel (x86-64): eight packed cells per group, one compare.
+//!
+//! Narrow cells (`s <= 25` bits, every sized filter up to `r = 23`): the group's bytes
+//! `0..16` go to the lower 128-bit half and bytes `hi_byte..hi_byte + 16` (where cell 4
+//! starts) to the upper half; one `vpshufb` puts the four bytes holding cell `j` into
+//! 32-bit lane `j` and one `vpsrlvd` aligns the cell to bit 0. Wide cells (`s` up to
+//! 32): `vpermd` fetches the word holding cell `j`'s first bit and the next word, and
+//! `vpsrlvd` / `vpsllvd` / `vpor` join them. Then one `vpcmpeqd` against the broadcast
+//! remainder (after masking the remainder field) finds the candidate cells, as
+//! hashbrown's `Group::match_tag` does; an empty cell (counter 0) can only be a
+//! candidate for remainder 0, so the counter test runs only when there is a candidate.
+//! A bucket of `w <= 8` cells is one group; `w <= 16` is two (cells 8.. start at byte
+//! `s`, since eight cells take exactly `s` bytes).
+
+use super::{Backend, Kernel, Scan};
+use crate::layout::{Geometry, SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL};
+use core::arch::x86_64::*;
+
+/// The AVX2 kernel.
+pub(crate) struct Avx2;
+
+/// The eight narrow cells (`s <= 25`) starting at `group`, each aligned to bit 0 of its
+/// 32-bit lane (bits above `s` hold the following cells: callers mask).
+///
+/// # Safety
+/// `group` is valid for 32-byte reads; `g.narrow`; the CPU supports AVX2.
+#[inline(always)]
+unsafe fn unpack_narrow(g: &Geometry, group: *const u8) -> __m256i {
+    // SAFETY: the lane tables are 32 bytes each; `group` is readable for 32 bytes and
+    // `hi_byte + 16 <= 32` for narrow cells (caller); the caller guarantees AVX2.
+    unsafe {
+        let lo = _mm_loadu_si128(group.cast());
+        let hi = _mm_loadu_si128(group.add(g.hi_byte).cast());
+        let v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+        let v = _mm256_shuffle_epi8(v, _mm256_loadu_si256(g.shuffle.as_ptr().cast()));
+        _mm256_srlv_epi32(v, _mm256_loadu_si256(g.shuffle_shift.as_ptr().cast()))
+    }
+}
+
+/// The eight cells starting at `group`, each aligned to bit 0 of its 32-bit lane (bits
+/// above `s` hold the following cells: callers mask).
+///
+/// # Safety
+/// `group` is valid for 32-byte reads; the CPU supports AVX2.
+#[inline(always)]
+unsafe fn unpack(g: &Geometry, group: *const u8) -> __m256i {
+    // SAFETY: the lane tables are 32 bytes each; `group` is readable for 32 bytes
+    // (caller); the caller guarantees AVX2.
+    unsafe {
+        if g.narrow {
+            unpack_narrow(g, group)
+        } else {
+            let v = _mm256_loadu_si256(group.cast());
+            let lo = _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256(g.word_lo.as_ptr().cast()));
+            let hi = _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256(g.word_hi.as_ptr().cast()));
+            let lo = _mm256_srlv_epi32(lo, _mm256_loadu_si256(g.shift_lo.as_ptr().cast()));
+            let hi = _mm256_sllv_epi32(hi, _mm256_loadu_si256(g.shift_hi.as_ptr().cast()));
+            _mm256_or_si256(lo, hi)
+        }
+    }
+}
+
+/// A bucket of at most 16 bytes (`SHAPE_SMALL`): one broadcast load, both halves index
+/// the same bytes.
+///
+/// # Safety
+/// `group` is valid for 16-byte reads; `g.shape() == SHAPE_SMALL`; the CPU supports AVX2.
+#[inline(always)]
+unsafe fn unpack_small(g: &Geometry, group: *const u8) -> __m256i {
+    // SAFETY: `group` is readable for 16 bytes; the lane tables are 32 bytes each; the
+    // caller guarantees AVX2.
+    unsafe {
+        let v = _mm256_broadcastsi128_si256(_mm_loadu_si128(group.cast()));
+        let v = _mm256_shuffle_epi8(v, _mm256_loadu_si256(g.shuffle_small.as_ptr().cast()));
+        _mm256_srlv_epi32(v, _mm256_loadu_si256(g.shuffle_shift.as_ptr().cast()))
+    }
+}
+
+/// The first group of cells, unpacked the way `SHAPE` allows.
+///
+/// # Safety
+/// As for [`unpack`], and `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+#[inline(always)]
+unsafe fn unpack_shaped<const SHAPE: u8>(g: &Geometry, group: *const u8) -> __m256i {
+    // SAFETY: forwarded contract; the shape selects an unpacking valid for it.
+    unsafe {
+        match SHAPE {
+            SHAPE_SMALL => unpack_small(g, group),
+            SHAPE_NARROW => unpack_narrow(g, group),
+            _ => unpack(g, group),
+        }
+    }
+}
+
+/// Lanes whose remainder field equals `rem` (occupied or not).
+///
+/// # Safety
+/// The CPU supports AVX2.
+#[inline(always)]
+unsafe fn candidates(g: &Geometry, cells: __m256i, rem: u32) -> u32 {
+    // SAFETY: register-only AVX2 intrinsics; the caller guarantees AVX2.
+    unsafe {
+        let rems = _mm256_and_si256(cells, _mm256_set1_epi32(g.rem_mask as i32));
+        let eq = _mm256_cmpeq_epi32(rems, _mm256_set1_epi32(rem as i32));
+        _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32
+    }
+}
+
+/// Lanes whose counter is 0 (empty cells).
+///
+/// # Safety
+/// The CPU supports AVX2.
+#[inline(always)]
+unsafe fn empties(g: &Geometry, cells: __m256i) -> u32 {
+    // SAFETY: register-only AVX2 intrinsics; the caller guarantees AVX2.
+    unsafe {
+        let counters = _mm256_and_si256(cells, _mm256_set1_epi32(g.counter_field as i32));
+        let empty = _mm256_cmpeq_epi32(counters, _mm256_setzero_si256());
+        _mm256_movemask_ps(_mm256_castsi256_ps(empty)) as u32
+    }
+}
+
+// SAFETY: every method uses AVX2 intrinsics only; the trait contract makes callers
+// guarantee AVX2.
+unsafe impl Kernel for Avx2 {
+    const BACKEND: Backend = Backend::Avx2;
+
+    #[inline(always)]
+    unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan {
+        // SAFETY: a bucket plus the slack is at least 32 bytes from `bucket`, and from the
+        // second group's start (`s` bytes in, inside a bucket of more than `s` bytes);
+        // `SHAPE` is `SHAPE_ANY` or the geometry's shape.
+        unsafe {
+            let cells = unpack_shaped::<SHAPE>(g, bucket);
+            let mut hit = candidates(g, cells, rem);
+            let mut empty = empties(g, cells);
+            if SHAPE == SHAPE_ANY && g.cells > 8 {
+                let cells = unpack(g, bucket.add(g.cell_bits as usize));
+                hit |= candidates(g, cells, rem) << 8;
+                empty |= empties(g, cells) << 8;
+            }
+            Scan {
+                matches: hit & !empty & g.cell_mask,
+                occupied: !empty & g.cell_mask,
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn any_match<const SHAPE: u8>(
+        g: &Geometry,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        d: usize,
+    ) -> bool {
+        // SAFETY: forwarded contract; `d <= 8` keeps the array indices in range.
+        unsafe {
+            if SHAPE == SHAPE_ANY && g.cells > 8 {
+                return (0..d).any(|i| Self::matches::<SHAPE>(g, buckets[i], rems[i]) != 0);
+            }
+            // Pass 1, branch-free: OR the d compare results; a negative query almost
+            // never has a candidate. With `d` a constant the vectors stay in registers.
+            let mut cells = [_mm256_setzero_si256(); 8];
+            let mut eq = [_mm256_setzero_si256(); 8];
+            let mut any = _mm256_setzero_si256();
+            let rem_mask = _mm256_set1_epi32(g.rem_mask as i32);
+            for i in 0..d {
+                cells[i] = unpack_shaped::<SHAPE>(g, buckets[i]);
+                let rems_i = _mm256_and_si256(cells[i], rem_mask);
+                eq[i] = _mm256_cmpeq_epi32(rems_i, _mm256_set1_epi32(rems[i] as i32));
+                any = _mm256_or_si256(any, eq[i]);
+            }
+            if _mm256_movemask_ps(_mm256_castsi256_ps(any)) as u32 & g.cell_mask == 0 {
+                return false;
+            }
+            // Pass 2, branch-free too (which bucket holds a stored key is random, a branch
+            // per bucket would mispredict): a candidate cell must also be occupied.
+            let counter_field = _mm256_set1_epi32(g.counter_field as i32);
+            let mut hit = _mm256_setzero_si256();
+            for i in 0..d {
+                let counters = _mm256_and_si256(cells[i], counter_field);
+                let empty = _mm256_cmpeq_epi32(counters, _mm256_setzero_si256());
+                hit = _mm256_or_si256(hit, _mm256_andnot_si256(empty, eq[i]));
+            }
+            _mm256_movemask_ps(_mm256_castsi256_ps(hit)) as u32 & g.cell_mask != 0
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32 {
+        // SAFETY: as in `scan`.
+        unsafe {
+            if SHAPE == SHAPE_ANY && g.cells > 8 {
+                return Self::scan::<SHAPE_ANY>(g, bucket, rem).matches;
+            }
+            let cells = unpack_shaped::<SHAPE>(g, bucket);
+            let hit = candidates(g, cells, rem) & g.cell_mask;
+            if hit == 0 {
+                return 0;
+            }
+            hit & !empties(g, cells)
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Bucket matching: compare a bucket's `w` remainders with one query remainder.
+//!
+//! Every kernel exists once in `scalar` (portable, always compiled, the test oracle)
+//! and again in `avx2` (x86-64): eight packed cells are unpacked into eight 32-bit lanes
+//! (one `vpshufb` and one `vpsrlvd` for cells of up to 25 bits, two `vpermd` and two
+//! variable shifts for wider ones), then compared with one `vpcmpeqd`, the way
+//! hashbrown's `Group::match_tag` compares a group of control bytes. The filter stores
+//! the [`Backend`] chosen at construction ([`Backend::detect`]) and dispatches once per
+//! operation (once per batch for batch calls) into a `#[target_feature]` function where
+//! the kernel inlines; no probe pays for a feature check. The tests run every kernel
+//! against a naive reference on random and edge-case buckets of every shape.
+//!
+//! The cells are packed (`r + c` bits each, see [`crate::layout`]), so the SSE2 baseline
+//! cannot unpack them (it has neither byte shuffles nor per-lane variable shifts); x86-64
+//! CPUs without AVX2 use the scalar kernel.
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+pub(crate) mod scalar;
+
+use crate::layout::Geometry;
+pub use bloomforge_core::Backend;
+
+/// Result of scanning one bucket: bit `j` of each mask describes cell `j` (`j < w`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// Occupied cells whose remainder equals the query remainder.
+    pub(crate) matches: u32,
+    /// Occupied cells (counter != 0).
+    pub(crate) occupied: u32,
+}
+
+/// A bucket-matching kernel.
+///
+/// # Safety
+/// Implementations may use CPU features beyond the compilation target. Calling any method
+/// requires that the CPU supports `Self::BACKEND`, and the caller must be compiled with
+/// (or inlined into a function with) those target features for the intrinsics to inline.
+pub(crate) unsafe trait Kernel {
+    /// The backend this kernel implements.
+    #[allow(dead_code)]
+    const BACKEND: Backend;
+
+    /// Matches and occupancy of the bucket that starts at `bucket`. `SHAPE` is
+    /// [`Geometry::shape`] or `SHAPE_ANY` (always allowed), so kernels can skip the
+    /// checks for the other shapes.
+    ///
+    /// # Safety
+    /// `bucket` is valid for reads of `g.bucket_bytes + SLACK` bytes; the CPU supports
+    /// `Self::BACKEND`; `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+    unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan;
+
+    /// Whether any of the first `d` buckets `buckets[i]` holds `rems[i]` in an occupied
+    /// cell: a whole query.
+    ///
+    /// # Safety
+    /// `d <= 8`; each `buckets[i]`, `i < d`, is valid for reads of `g.bucket_bytes +
+    /// SLACK` bytes; the CPU supports `Self::BACKEND`; `SHAPE` is `SHAPE_ANY` or
+    /// `g.shape()`.
+    unsafe fn any_match<const SHAPE: u8>(
+        g: &Geometry,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        d: usize,
+    ) -> bool;
+
+    /// Only the match mask of [`scan`](Self::scan).
+    ///
+    /// # Safety
+    /// As for [`scan`](Self::scan).
+    unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32;
+}
+
+/// Checks that `backend` runs on this CPU.
+pub(crate) fn check_backend(backend: Backend) -> crate::Result<()> {
+    if backend.is_available() {
+        Ok(())
+    } else {
+        Err(bloomforge_core::Error::BackendUnavailable(backend.name()).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::SLACK;
+    use bloomforge_core::hash::mix64;
+
+    /// Packs `cells` into a bucket of geometry `g`, followed by the slack.
+    fn pack(g: &Geometry, cells: &[u32], junk_after: u64) -> Vec<u8> {
+        let mut bytes = vec![0u8; g.bucket_bytes + SLACK + 8];
+        for (j, &c) in cells.iter().enumerate() {
+            let bit = j as u32 * g.cell_bits;
+            let at = (bit / 8) as usize;
+            let mut word = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+            word |= u64::from(c) << (bit % 8);
+            bytes[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        // Whatever follows the bucket (the next bucket's cells) must not leak into the scan.
+        for (k, b) in bytes[g.bucket_bytes..].iter_mut().enumerate() {
+            *b = (mix64(junk_after.wrapping_add(k as u64)) & 0xff) as u8;
+        }
+        // Padding bits of the bucket's last byte are junk too.
+        let used = g.cells * g.cell_bits;
+        if !used.is_multiple_of(8) {
+            let last = g.bucket_bytes - 1;
+            bytes[last] |= (mix64(junk_after) as u8) & !((1u8 << (used % 8)) - 1);
+        }
+        bytes
+    }
+
+    fn naive(g: &Geometry, cells: &[u32], rem: u32) -> Scan {
+        let mut s = Scan {
+            matches: 0,
+            occupied: 0,
+        };
+        for (j, &c) in cells.iter().enumerate() {
+            if g.cell_counter(c) != 0 {
+                s.occupied |= 1 << j;
+                if g.cell_remainder(c) == rem {
+                    s.matches |= 1 << j;
+                }
+            }
+        }
+        s
+    }
+
+    /// A kernel under test: (scan, matches) of a packed bucket.
+    type KernelUnderTest<'a> = &'a dyn Fn(&Geometry, &[u8], u32) -> (Scan, u32);
+
+    fn check_all(kernel_scan: KernelUnderTest<'_>) {
+        let mut state = 1u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix64(state)
+        };
+        for c in [1u32, 2, 3, 8] {
+            for r in 1..=(32 - c) {
+                for w in 1..=16u32 {
+                    let g = Geometry::new(4, 8, w, r, c).unwrap();
+                    for trial in 0..6 {
+                        // Cells: a mix of empty, random, equal-to-query and edge values.
+                        let rem = match trial {
+                            0 => 0,
+                            1 => g.rem_mask,
+                            _ => next() as u32 & g.rem_mask,
+                        };
+                        let cells: Vec<u32> = (0..w)
+                            .map(|_| {
+                                let x = next();
+                                let cnt = match x % 4 {
+                                    0 => 0,
+                                    1 => g.counter_max,
+                                    _ => (x >> 8) as u32 & g.counter_max,
+                                };
+                                let rm = if (x >> 4) % 3 == 0 {
+                                    rem
+                                } else {
+                                    (x >> 32) as u32 & g.rem_mask
+                                };
+                                // Empty cells are all zero.
+                                if cnt == 0 {
+                                    0
+                                } else {
+                                    rm | (cnt << r)
+                                }
+                            })
+                            .collect();
+                        let bytes = pack(&g, &cells, next());
+                        let want = naive(&g, &cells, rem);
+                        let (got, got_matches) = kernel_scan(&g, &bytes, rem);
+                        assert_eq!(got, want, "w={w} r={r} c={c} cells={cells:?} rem={rem}");
+                        assert_eq!(got_matches, want.matches);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_matches_naive() {
+        check_all(&|g, bytes, rem| {
+            // SAFETY: `bytes` holds the bucket plus SLACK bytes; scalar needs no CPU feature.
+            unsafe {
+                let p = bytes.as_ptr();
+                (
+                    scalar::Scalar::scan::<0>(g, p, rem),
+                    scalar::Scalar::matches::<0>(g, p, rem),
+                )
+            }
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_matches_naive() {
+        if !Backend::Avx2.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn run(g: &Geometry, bytes: &[u8], rem: u32) -> (Scan, u32) {
+            // SAFETY: `bytes` holds the bucket plus SLACK bytes; the caller checked AVX2;
+            // each shaped call matches `g.shape()`.
+            unsafe {
+                let p = bytes.as_ptr();
+                use crate::layout::{SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL};
+                use avx2::Avx2;
+                let any = (
+                    Avx2::scan::<SHAPE_ANY>(g, p, rem),
+                    Avx2::matches::<SHAPE_ANY>(g, p, rem),
+                );
+                let shaped = match g.shape() {
+                    SHAPE_SMALL => (
+                        Avx2::scan::<SHAPE_SMALL>(g, p, rem),
+                        Avx2::matches::<SHAPE_SMALL>(g, p, rem),
+                    ),
+                    SHAPE_NARROW => (
+                        Avx2::scan::<SHAPE_NARROW>(g, p, rem),
+                        Avx2::matches::<SHAPE_NARROW>(g, p, rem),
+                    ),
+                    _ => any,
+                };
+                assert_eq!(shaped, any);
+                any
+            }
+        }
+        // SAFETY: AVX2 availability was checked above.
+        check_all(&|g, bytes, rem| unsafe { run(g, bytes, rem) });
+    }
+}

@@ -1,0 +1,1282 @@
+//! The d-left counting Bloom filter.
+
+use crate::arch::{check_backend, scalar::Scalar, Backend, Kernel, Scan};
+use crate::builder::{DLeftBuilder, DLeftFalsePosBuilder};
+use crate::error::{DLeftError, Result};
+use crate::layout::{
+    split_hash, unpermute, GeneralMap, Geometry, Locator, MapKind, Permutations, Pow2Map,
+    SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL, SLACK,
+};
+use crate::theory;
+use bloomforge_core::hash::DefaultHasher;
+use bloomforge_core::Filter;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+#[cfg(target_arch = "x86_64")]
+use crate::arch::avx2::Avx2;
+
+/// A d-left counting Bloom filter (Bonomi, Mitzenmacher, Panigrahy, Singh, Varghese,
+/// ESA 2006): a counting filter that supports deletion in about half the space of a
+/// counting Bloom filter.
+///
+/// `d` subtables of `B` buckets, `w` cells per bucket, a cell = an `r`-bit remainder and
+/// a `c`-bit counter. A key's 64-bit hash gives its true fingerprint `f` in `[B 2^r]`;
+/// subtable `i` maps `f` through a fixed random permutation `P_i` to a (bucket,
+/// remainder) pair. Insert increments the cell holding the fingerprint if one of the `d`
+/// candidate buckets has it, else stores (remainder, 1) in the least-loaded candidate
+/// (leftmost on ties). Because each `P_i` is a bijection, a remainder match identifies
+/// `f` exactly: one fingerprint occupies at most one cell, so `remove` always finds the
+/// right cell and never causes a false negative for another key.
+///
+/// ```
+/// use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
+///
+/// let mut f = DLeftCountingBloomFilter::with_false_pos(0.001).expected_items(10_000)?;
+/// f.insert(&"apple")?;
+/// f.insert(&"apple")?;
+/// assert!(f.contains(&"apple"));
+/// assert_eq!(f.count(&"apple"), 2);
+/// f.remove(&"apple")?;
+/// assert_eq!(f.count(&"apple"), 1);
+/// assert_eq!(f.remove(&"pear"), Err(DLeftError::NotPresent));
+/// # Ok::<(), DLeftError>(())
+/// ```
+///
+/// Counters saturate at `2^c - 1` and then stick (never decremented, never freed), so
+/// [`count`](Self::count) reports [`SATURATED`](crate::SATURATED) for them. Removing a key
+/// that was never inserted may remove another key's fingerprint (a false negative for
+/// that key), as with every counting filter: remove only keys you inserted.
+///
+/// Reads (`contains`, `count`) take `&self` and the filter is `Sync`, so any number of
+/// threads may query it at once.
+pub struct DLeftCountingBloomFilter<S = DefaultHasher> {
+    geo: Geometry,
+    perm: Permutations,
+    /// `d B` buckets of `bucket_bytes` bytes, then `SLACK` zero bytes.
+    table: Box<[u8]>,
+    backend: Backend,
+    /// Whether the AVX2 kernel runs: an AVX2 or AVX-512 backend on a CPU with AVX2,
+    /// POPCNT and BMI1 (all AVX2 CPUs have both; checked anyway, see [`kernel_is_avx2`]).
+    avx2: bool,
+    /// Inserts minus removes (saturating at 0).
+    len: u64,
+    /// Occupied cells = distinct stored fingerprints.
+    occupied: u64,
+    seed: u64,
+    hasher: S,
+}
+
+/// Where an operation records the cells it overwrites (for rolling back a batch).
+trait Journal {
+    /// Cell `j` of the bucket at byte `offset` goes from `old` to `new`. Returns `false`
+    /// if the write must not happen (the journal could not grow).
+    fn record(&mut self, offset: usize, j: u32, old: u32, new: u32) -> bool;
+}
+
+/// Single operations keep no journal.
+struct NoJournal;
+
+impl Journal for NoJournal {
+    #[inline(always)]
+    fn record(&mut self, _: usize, _: u32, _: u32, _: u32) -> bool {
+        true
+    }
+}
+
+/// The journal of a batch: only the writes that the inverse operation cannot undo, i.e.
+/// a counter that becomes sticky (an insert saturating it) or a freed cell (a remove
+/// emptying it: re-inserting could pick another cell). Everything else is undone by
+/// the inverse operation, so a successful insert batch usually records nothing.
+struct BatchJournal {
+    /// Index of the key being applied.
+    key: usize,
+    /// Counter bits in place (`(2^c - 1) << r`).
+    counter_field: u32,
+    /// (key, bucket offset, cell, old value), in key order.
+    entries: Vec<(usize, usize, u32, u32)>,
+}
+
+impl Journal for BatchJournal {
+    #[inline(always)]
+    fn record(&mut self, offset: usize, j: u32, old: u32, new: u32) -> bool {
+        let saturates = new & self.counter_field == self.counter_field;
+        if new != 0 && !saturates {
+            return true;
+        }
+        if self.entries.len() == self.entries.capacity() && self.entries.try_reserve(1).is_err() {
+            return false;
+        }
+        self.entries.push((self.key, offset, j, old));
+        true
+    }
+}
+
+/// What an insert or remove did (a one-byte result for the hot paths; the public methods
+/// turn it into a `Result`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Insert: a new cell was taken.
+    New,
+    /// Insert: the fingerprint's counter was incremented (or is saturated). Remove: done.
+    Existing,
+    /// Insert: all candidate buckets are full.
+    Full,
+    /// Remove: the fingerprint is not stored.
+    Absent,
+    /// Batch: the rollback journal could not grow; nothing was written for this key.
+    NoMemory,
+}
+
+/// Reads the `s`-bit cell `j` of the bucket at byte `offset`.
+#[inline(always)]
+fn read_cell(table: &[u8], g: &Geometry, offset: usize, j: u32) -> u32 {
+    let bit = j * g.cell_bits;
+    let at = offset + (bit / 8) as usize;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&table[at..at + 8]);
+    let cell_mask = (1u64 << g.cell_bits) - 1;
+    ((u64::from_le_bytes(word) >> (bit % 8)) & cell_mask) as u32
+}
+
+/// Writes the `s`-bit cell `j` of the bucket at byte `offset`.
+#[inline(always)]
+fn write_cell(table: &mut [u8], g: &Geometry, offset: usize, j: u32, cell: u32) {
+    let bit = j * g.cell_bits;
+    let at = offset + (bit / 8) as usize;
+    let shift = bit % 8;
+    let bytes = &mut table[at..at + 8];
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes);
+    let cell_mask = (1u64 << g.cell_bits) - 1;
+    let word = (u64::from_le_bytes(word) & !(cell_mask << shift)) | (u64::from(cell) << shift);
+    bytes.copy_from_slice(&word.to_le_bytes());
+}
+
+impl DLeftCountingBloomFilter {
+    /// What [`count`](Self::count) returns for a saturated (sticky) counter (same as the
+    /// crate-level [`SATURATED`](crate::SATURATED)).
+    pub const SATURATED: u64 = crate::SATURATED;
+
+    /// Starts a builder sized from a target false-positive rate; finish with
+    /// [`expected_items`](DLeftFalsePosBuilder::expected_items).
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let f = DLeftCountingBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?;
+    /// assert!(f.expected_false_pos_at(1_000_000) <= 0.01);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    pub fn with_false_pos(fp: f64) -> DLeftFalsePosBuilder {
+        DLeftFalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder with explicit parameters (defaults: 4 subtables of 1024 buckets,
+    /// 8 cells per bucket, 12-bit remainders, 2-bit counters, seed 0).
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let f = DLeftCountingBloomFilter::builder()
+    ///     .subtables(4)
+    ///     .buckets_per_subtable(1 << 14)
+    ///     .cells_per_bucket(8)
+    ///     .remainder_bits(12)
+    ///     .counter_bits(2)
+    ///     .seed(7)
+    ///     .build()?;
+    /// assert_eq!(f.memory_bits(), 4 * (1 << 14) * 8 * 14);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    pub fn builder() -> DLeftBuilder {
+        DLeftBuilder::new()
+    }
+}
+
+impl<S> DLeftCountingBloomFilter<S> {
+    /// Builds an empty filter (parameters validated by [`Geometry::new`]).
+    pub(crate) fn from_parts(
+        subtables: u32,
+        buckets: u64,
+        cells: u32,
+        rem_bits: u32,
+        counter_bits: u32,
+        seed: u64,
+        hasher: S,
+    ) -> Result<Self> {
+        let geo = Geometry::new(subtables, buckets, cells, rem_bits, counter_bits)?;
+        let perm = Permutations::new(&geo, seed);
+        let bytes = geo.table_bytes() + SLACK;
+        let mut table = Vec::new();
+        table
+            .try_reserve_exact(bytes)
+            .map_err(|_| bloomforge_core::Error::AllocationFailed { bytes })?;
+        table.resize(bytes, 0u8);
+        Ok(Self {
+            geo,
+            perm,
+            table: table.into_boxed_slice(),
+            backend: Backend::detect(),
+            avx2: kernel_is_avx2(Backend::detect()),
+            len: 0,
+            occupied: 0,
+            seed,
+            hasher,
+        })
+    }
+
+    /// Number of subtables `d`.
+    pub fn subtables(&self) -> u32 {
+        self.geo.d as u32
+    }
+
+    /// Buckets per subtable `B`.
+    pub fn buckets_per_subtable(&self) -> u64 {
+        self.geo.buckets
+    }
+
+    /// Cells per bucket `w`.
+    pub fn cells_per_bucket(&self) -> u32 {
+        self.geo.cells
+    }
+
+    /// Remainder bits per cell `r`.
+    pub fn remainder_bits(&self) -> u32 {
+        self.geo.rem_bits
+    }
+
+    /// Counter bits per cell `c` (counters saturate at `2^c - 1`).
+    pub fn counter_bits(&self) -> u32 {
+        self.geo.counter_bits
+    }
+
+    /// Total number of cells, `d B w`.
+    pub fn total_cells(&self) -> u64 {
+        self.geo.d as u64 * self.geo.buckets * u64::from(self.geo.cells)
+    }
+
+    /// Whether `B` is a power of two, so the permutations are Bonomi et al.'s
+    /// `P_i(f) = a_i f mod 2^(q+r)`; otherwise the general bijection of
+    /// [`layout`](crate::layout) is used.
+    pub fn uses_power_of_two_permutations(&self) -> bool {
+        self.perm.pow2
+    }
+
+    /// The seed the permutations were drawn from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Keys inserted minus keys removed (each insert of a duplicate counts).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether [`len`](Self::len) is 0. (Cells whose counters saturated stay occupied
+    /// after all their keys are removed; [`occupied_cells`](Self::occupied_cells) counts
+    /// them.)
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Occupied cells: the number of distinct true fingerprints stored.
+    pub fn occupied_cells(&self) -> u64 {
+        self.occupied
+    }
+
+    /// Bits of the table: `d B ceil(w (r + c) / 8) * 8` (the 32-byte read slack at the
+    /// end is not counted; see [`allocated_bytes`](Self::allocated_bytes)).
+    pub fn memory_bits(&self) -> u64 {
+        self.geo.table_bytes() as u64 * 8
+    }
+
+    /// Bytes allocated for the table, slack included.
+    pub fn allocated_bytes(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Memory bits per stored key, `memory_bits / len` (infinite when empty).
+    pub fn bits_per_key(&self) -> f64 {
+        self.memory_bits() as f64 / self.len as f64
+    }
+
+    /// Average load `L = n / (d B)` for `n` keys.
+    pub fn load_for(&self, n: u64) -> f64 {
+        n as f64 / (self.geo.d as f64 * self.geo.buckets as f64)
+    }
+
+    /// The expected false-positive rate for the current number of keys ([`len`](Self::len)),
+    /// `1 - (1 - 1/(B 2^r))^n`.
+    pub fn expected_false_pos(&self) -> f64 {
+        theory::dlcbf_fp(self.len, self.geo.buckets, self.geo.rem_bits)
+    }
+
+    /// The expected false-positive rate after `n` distinct keys.
+    pub fn expected_false_pos_at(&self, n: u64) -> f64 {
+        theory::dlcbf_fp(n, self.geo.buckets, self.geo.rem_bits)
+    }
+
+    /// The false-positive rate of the current contents, exactly: a key that was not
+    /// inserted is a false positive iff its true fingerprint is one of the
+    /// [`occupied_cells`](Self::occupied_cells) stored ones, so the rate is
+    /// `occupied / (B 2^r)` (for an ideal hash).
+    pub fn realized_false_pos(&self) -> f64 {
+        theory::dlcbf_fp_realized(self.occupied, self.geo.buckets, self.geo.rem_bits)
+    }
+
+    /// The bucket-matching backend in use.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Chooses the bucket-matching backend (all give identical results). `Avx2` and
+    /// `Avx512` select the AVX2 kernel (a bucket is one 256-bit register's worth of
+    /// cells); `Scalar` and `Wide` the portable kernel. The default is
+    /// [`Backend::detect`].
+    ///
+    /// # Errors
+    /// [`DLeftError::Core`] with `BackendUnavailable` if this CPU cannot run `backend`;
+    /// the filter keeps its current backend.
+    pub fn set_backend(&mut self, backend: Backend) -> Result<()> {
+        check_backend(backend)?;
+        self.backend = backend;
+        self.avx2 = kernel_is_avx2(backend);
+        Ok(())
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.table.fill(0);
+        self.len = 0;
+        self.occupied = 0;
+    }
+
+    /// The `d B` bucket loads, subtable by subtable.
+    fn bucket_loads(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        let g = &self.geo;
+        (0..g.d).flat_map(move |i| {
+            (0..g.buckets).map(move |b| {
+                let off = g.bucket_offset(i, b);
+                let load = (0..g.cells)
+                    .filter(|&j| g.cell_counter(read_cell(&self.table, g, off, j)) != 0)
+                    .count() as u32;
+                (i, load)
+            })
+        })
+    }
+
+    /// Bucket-load histogram over all subtables: entry `i` (`0..=w`) is the number of
+    /// buckets with exactly `i` occupied cells. Compare with
+    /// [`theory::dlcbf_fluid`]`(d, w, L, None).load_fractions()` times `d B`.
+    pub fn load_histogram(&self) -> Vec<u64> {
+        let mut h = vec![0u64; self.geo.cells as usize + 1];
+        for (_, load) in self.bucket_loads() {
+            h[load as usize] += 1;
+        }
+        h
+    }
+
+    /// [`load_histogram`](Self::load_histogram) of each subtable separately (the left
+    /// subtables fill first).
+    pub fn load_histogram_per_subtable(&self) -> Vec<Vec<u64>> {
+        let mut h = vec![vec![0u64; self.geo.cells as usize + 1]; self.geo.d];
+        for (i, load) in self.bucket_loads() {
+            h[i][load as usize] += 1;
+        }
+        h
+    }
+
+    /// Number of cells whose counter is saturated (sticky).
+    pub fn saturated_cells(&self) -> u64 {
+        let g = &self.geo;
+        let mut n = 0;
+        for i in 0..g.d {
+            for b in 0..g.buckets {
+                let off = g.bucket_offset(i, b);
+                for j in 0..g.cells {
+                    n += u64::from(
+                        g.cell_counter(read_cell(&self.table, g, off, j)) == g.counter_max,
+                    );
+                }
+            }
+        }
+        n
+    }
+
+    /// The true fingerprint `f` in `[0, B 2^r)` of a key with 64-bit hash `hash`.
+    pub fn fingerprint_of_hash(&self, hash: u64) -> u64 {
+        let (u, v) = split_hash(&self.geo, hash);
+        (u << self.geo.rem_bits) | v
+    }
+
+    /// Checks the table's invariants: every cell is empty (all zero) or holds a counter
+    /// in `1..=2^c - 1`, the occupied-cell count matches, and no two cells hold the same
+    /// true fingerprint. For tests and fuzzing; `O(size)`.
+    ///
+    /// # Errors
+    /// A description of the first violation found.
+    #[doc(hidden)]
+    pub fn validate(&self) -> core::result::Result<(), String> {
+        let g = &self.geo;
+        let mut seen = std::collections::HashSet::new();
+        let mut occupied = 0u64;
+        for i in 0..g.d {
+            for b in 0..g.buckets {
+                let off = g.bucket_offset(i, b);
+                for j in 0..g.cells {
+                    let cell = read_cell(&self.table, g, off, j);
+                    if g.cell_counter(cell) == 0 {
+                        if cell != 0 {
+                            return Err(format!("empty cell {i}/{b}/{j} not zero: {cell:#x}"));
+                        }
+                        continue;
+                    }
+                    occupied += 1;
+                    let f = unpermute(g, &self.perm, i, b, g.cell_remainder(cell));
+                    if !seen.insert(f) {
+                        return Err(format!("fingerprint {f:?} stored twice (cell {i}/{b}/{j})"));
+                    }
+                }
+            }
+        }
+        // Padding bits and slack must stay zero.
+        let used = g.cells * g.cell_bits;
+        if !used.is_multiple_of(8) {
+            for i in 0..g.d {
+                for b in 0..g.buckets {
+                    let last = self.table[g.bucket_offset(i, b) + g.bucket_bytes - 1];
+                    if last >> (used % 8) != 0 {
+                        return Err(format!("padding bits of bucket {i}/{b} set"));
+                    }
+                }
+            }
+        }
+        if self.table[g.table_bytes()..].iter().any(|&x| x != 0) {
+            return Err("slack bytes modified".into());
+        }
+        if occupied != self.occupied {
+            return Err(format!(
+                "occupied count {} but {occupied} cells occupied",
+                self.occupied
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- generic operations over a kernel ------------------------------------------
+    //
+    // Every operation is generic over the kernel `K`, the permutation family `M`, the
+    // bucket shape `SHAPE` (`SHAPE_ANY` or `geo.shape()`) and the subtable count `D` (0:
+    // read `geo.d` at run time; else equal to `geo.d`), so the common configurations get
+    // straight-line code with no branch on the parameters.
+
+    /// The candidate bucket (pointer) and remainder of `hash` in each subtable; returns `d`.
+    #[inline(always)]
+    fn locate<M: MapKind, const D: usize>(
+        &self,
+        hash: u64,
+        buckets: &mut [*const u8; 8],
+        rems: &mut [u32; 8],
+    ) -> usize {
+        let g = &self.geo;
+        let d = if D == 0 { g.d } else { D };
+        let base = self.table.as_ptr();
+        let loc = Locator::<M>::new(g, &self.perm, hash);
+        for i in 0..d.min(8) {
+            let (offset, rem) = loc.at(i);
+            debug_assert!(offset + g.bucket_bytes <= g.table_bytes());
+            buckets[i] = base.wrapping_add(offset);
+            rems[i] = rem;
+        }
+        d.min(8)
+    }
+
+    /// # Safety
+    /// The CPU supports `K::BACKEND`; `SHAPE` and `D` as above.
+    #[inline(always)]
+    unsafe fn contains_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &self,
+        hash: u64,
+    ) -> bool {
+        let mut buckets = [core::ptr::null(); 8];
+        let mut rems = [0u32; 8];
+        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: every pointer is a bucket of this table (bucket index < B, subtable
+        // < d), so it is readable for the bucket plus the slack; CPU feature and shape
+        // from the caller.
+        unsafe { K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d) }
+    }
+
+    /// Scans all `d` candidate buckets of `hash` (no early exit: the loads overlap and no
+    /// branch depends on which subtable holds the key). Returns `d` and the scans.
+    ///
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn scan_all<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &self,
+        hash: u64,
+        buckets: &mut [*const u8; 8],
+        rems: &mut [u32; 8],
+        scans: &mut [Scan; 8],
+    ) -> usize {
+        let d = self.locate::<M, D>(hash, buckets, rems);
+        for i in 0..d {
+            // SAFETY: as in `contains_with`.
+            scans[i] = unsafe { K::scan::<SHAPE>(&self.geo, buckets[i], rems[i]) };
+        }
+        d
+    }
+
+    /// The first matching cell (subtable, cell index) among `d` scans, branch-free.
+    #[inline(always)]
+    fn first_match(scans: &[Scan; 8], d: usize) -> Option<(usize, u32)> {
+        let mut all = 0u128;
+        for (i, s) in scans.iter().enumerate().take(d) {
+            all |= u128::from(s.matches) << (16 * i);
+        }
+        if all == 0 {
+            return None;
+        }
+        let at = all.trailing_zeros();
+        Some(((at / 16) as usize, at % 16))
+    }
+
+    /// Finds the cell holding the fingerprint of `hash`: (bucket offset, cell index).
+    ///
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn find_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &self,
+        hash: u64,
+    ) -> Option<(usize, u32)> {
+        let mut buckets = [core::ptr::null(); 8];
+        let mut rems = [0u32; 8];
+        let mut scans = [Scan::default(); 8];
+        // SAFETY: forwarded contract.
+        let d =
+            unsafe { self.scan_all::<K, M, SHAPE, D>(hash, &mut buckets, &mut rems, &mut scans) };
+        let (i, j) = Self::first_match(&scans, d)?;
+        Some((buckets[i] as usize - self.table.as_ptr() as usize, j))
+    }
+
+    /// Writes cell `j` of the bucket at `offset` if `journal` accepts the write.
+    #[inline(always)]
+    fn set_cell(
+        &mut self,
+        offset: usize,
+        j: u32,
+        old: u32,
+        new: u32,
+        journal: &mut impl Journal,
+    ) -> bool {
+        let ok = journal.record(offset, j, old, new);
+        if ok {
+            write_cell(&mut self.table, &self.geo, offset, j, new);
+        }
+        ok
+    }
+
+    /// Inserts the fingerprint whose candidate buckets and remainders are given.
+    ///
+    /// # Safety
+    /// `buckets[..d]` and `rems[..d]` come from `locate` on this filter; otherwise as for
+    /// `contains_with`.
+    #[inline(always)]
+    unsafe fn insert_located<K: Kernel, const SHAPE: u8>(
+        &mut self,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        d: usize,
+        journal: &mut impl Journal,
+    ) -> Outcome {
+        // Scan all d buckets (no early exit: the loads overlap and no branch depends on
+        // which subtable holds the key).
+        let mut scans = [Scan::default(); 8];
+        for i in 0..d {
+            // SAFETY: as in `contains_with`.
+            scans[i] = unsafe { K::scan::<SHAPE>(&self.geo, buckets[i], rems[i]) };
+        }
+        let table_start = self.table.as_ptr() as usize;
+        let (rem_bits, counter_max, cell_mask) =
+            (self.geo.rem_bits, self.geo.counter_max, self.geo.cell_mask);
+        if let Some((i, j)) = Self::first_match(&scans, d) {
+            let offset = buckets[i] as usize - table_start;
+            let cell = read_cell(&self.table, &self.geo, offset, j);
+            if self.geo.cell_counter(cell) != counter_max
+                && !self.set_cell(offset, j, cell, cell + (1 << rem_bits), journal)
+            {
+                return Outcome::NoMemory;
+            }
+            self.len += 1;
+            return Outcome::Existing;
+        }
+        // Least-loaded bucket, leftmost on ties: the minimum of `load * 8 + i` (no
+        // data-dependent branch).
+        let mut best = u32::MAX;
+        for (i, s) in scans.iter().enumerate().take(d) {
+            let key = (s.occupied.count_ones() << 3) | i as u32;
+            best = core::hint::select_unpredictable(key < best, key, best);
+        }
+        let i = (best & 7) as usize;
+        let free = !scans[i].occupied & cell_mask;
+        if free == 0 {
+            return Outcome::Full;
+        }
+        let offset = buckets[i] as usize - table_start;
+        let cell = rems[i] | (1 << rem_bits);
+        if !self.set_cell(offset, free.trailing_zeros(), 0, cell, journal) {
+            return Outcome::NoMemory;
+        }
+        self.len += 1;
+        self.occupied += 1;
+        Outcome::New
+    }
+
+    /// Removes one occurrence of the fingerprint whose candidates are given.
+    ///
+    /// # Safety
+    /// As for `insert_located`.
+    #[inline(always)]
+    unsafe fn remove_located<K: Kernel, const SHAPE: u8>(
+        &mut self,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        d: usize,
+        journal: &mut impl Journal,
+    ) -> Outcome {
+        let mut scans = [Scan::default(); 8];
+        for i in 0..d {
+            // SAFETY: as in `contains_with`.
+            scans[i] = unsafe { K::scan::<SHAPE>(&self.geo, buckets[i], rems[i]) };
+        }
+        let Some((i, j)) = Self::first_match(&scans, d) else {
+            return Outcome::Absent;
+        };
+        let offset = buckets[i] as usize - self.table.as_ptr() as usize;
+        let g = &self.geo;
+        let (rem_bits, counter_max) = (g.rem_bits, g.counter_max);
+        let cell = read_cell(&self.table, g, offset, j);
+        match g.cell_counter(cell) {
+            c if c == counter_max => {} // sticky
+            1 => {
+                if !self.set_cell(offset, j, cell, 0, journal) {
+                    return Outcome::NoMemory;
+                }
+                self.occupied -= 1;
+            }
+            _ => {
+                if !self.set_cell(offset, j, cell, cell - (1 << rem_bits), journal) {
+                    return Outcome::NoMemory;
+                }
+            }
+        }
+        self.len = self.len.saturating_sub(1);
+        Outcome::Existing
+    }
+
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn insert_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &mut self,
+        hash: u64,
+    ) -> Outcome {
+        let mut buckets = [core::ptr::null(); 8];
+        let mut rems = [0u32; 8];
+        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: located above; forwarded contract.
+        unsafe { self.insert_located::<K, SHAPE>(&buckets, &rems, d, &mut NoJournal) }
+    }
+
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn remove_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &mut self,
+        hash: u64,
+    ) -> Outcome {
+        let mut buckets = [core::ptr::null(); 8];
+        let mut rems = [0u32; 8];
+        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: located above; forwarded contract.
+        unsafe { self.remove_located::<K, SHAPE>(&buckets, &rems, d, &mut NoJournal) }
+    }
+
+    /// Inserts (`INSERT`) or removes every hash, locating and prefetching a few keys
+    /// ahead; stops at the first failure and returns its index and outcome. The writes
+    /// the inverse operation cannot undo are recorded in `journal`.
+    ///
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn update_batch_with<
+        K: Kernel,
+        M: MapKind,
+        const SHAPE: u8,
+        const D: usize,
+        const INSERT: bool,
+    >(
+        &mut self,
+        hashes: &[u64],
+        journal: &mut BatchJournal,
+    ) -> Option<(usize, Outcome)> {
+        const AHEAD: usize = 8;
+        let mut ring = [([core::ptr::null::<u8>(); 8], [0u32; 8]); AHEAD];
+        // A constant when `D` is, so the per-key loops unroll.
+        let d = if D == 0 { self.geo.d.min(8) } else { D };
+        for (k, &h) in hashes.iter().enumerate().take(AHEAD) {
+            let (b, r) = &mut ring[k];
+            self.locate::<M, D>(h, b, r);
+            for &p in &b[..d] {
+                prefetch_read(p);
+            }
+        }
+        for k in 0..hashes.len() {
+            let (buckets, rems) = ring[k % AHEAD];
+            if let Some(&h) = hashes.get(k + AHEAD) {
+                let (b, r) = &mut ring[k % AHEAD];
+                self.locate::<M, D>(h, b, r);
+                for &p in &b[..d] {
+                    prefetch_read(p);
+                }
+            }
+            journal.key = k;
+            // SAFETY: located above; forwarded contract.
+            let outcome = unsafe {
+                if INSERT {
+                    self.insert_located::<K, SHAPE>(&buckets, &rems, d, journal)
+                } else {
+                    self.remove_located::<K, SHAPE>(&buckets, &rems, d, journal)
+                }
+            };
+            if matches!(outcome, Outcome::Full | Outcome::Absent | Outcome::NoMemory) {
+                return Some((k, outcome));
+            }
+        }
+        None
+    }
+
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn insert_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &mut self,
+        hashes: &[u64],
+        journal: &mut BatchJournal,
+    ) -> Option<(usize, Outcome)> {
+        // SAFETY: forwarded contract.
+        unsafe { self.update_batch_with::<K, M, SHAPE, D, true>(hashes, journal) }
+    }
+
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn remove_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &mut self,
+        hashes: &[u64],
+        journal: &mut BatchJournal,
+    ) -> Option<(usize, Outcome)> {
+        // SAFETY: forwarded contract.
+        unsafe { self.update_batch_with::<K, M, SHAPE, D, false>(hashes, journal) }
+    }
+
+    /// Applies a batch all or nothing. On a failure at key `index` (which changed
+    /// nothing) the keys before it are undone newest first: a journal entry restores its
+    /// cell; otherwise the inverse operation does (decrement / free after an insert,
+    /// increment after a remove; a sticky counter that the key found sticky stays).
+    fn apply_batch(
+        &mut self,
+        hashes: &[u64],
+        insert: bool,
+        run: impl FnOnce(&mut Self, &[u64], &mut BatchJournal) -> Option<(usize, Outcome)>,
+    ) -> Result<()> {
+        let mut journal = BatchJournal {
+            key: 0,
+            counter_field: self.geo.counter_field,
+            entries: Vec::new(),
+        };
+        let (len, occupied) = (self.len, self.occupied);
+        let Some((index, outcome)) = run(self, hashes, &mut journal) else {
+            return Ok(());
+        };
+        let g = self.geo.clone();
+        for k in (0..index).rev() {
+            if let Some(&(key, offset, j, old)) = journal.entries.last() {
+                if key == k {
+                    write_cell(&mut self.table, &g, offset, j, old);
+                    journal.entries.pop();
+                    continue;
+                }
+            }
+            let Some((offset, j)) = self.find_scalar(hashes[k]) else {
+                continue; // unreachable: every applied key's fingerprint is stored
+            };
+            let cell = read_cell(&self.table, &g, offset, j);
+            let counter = g.cell_counter(cell);
+            let undone = match (insert, counter) {
+                (_, c) if c == g.counter_max => cell, // was sticky before this key
+                (true, 1) => 0,
+                (true, _) => cell - (1 << g.rem_bits),
+                (false, _) => cell + (1 << g.rem_bits),
+            };
+            write_cell(&mut self.table, &g, offset, j, undone);
+        }
+        (self.len, self.occupied) = (len, occupied);
+        let error = match outcome {
+            Outcome::Full => DLeftError::BucketFull,
+            Outcome::Absent => DLeftError::NotPresent,
+            _ => {
+                return Err(bloomforge_core::Error::AllocationFailed {
+                    bytes: journal
+                        .entries
+                        .capacity()
+                        .saturating_mul(2)
+                        .saturating_mul(24),
+                }
+                .into())
+            }
+        };
+        Err(DLeftError::BatchFailed {
+            index,
+            error: Box::new(error),
+        })
+    }
+
+    /// The cell of `hash`'s fingerprint, found with the scalar kernel (no dispatch).
+    fn find_scalar(&self, hash: u64) -> Option<(usize, u32)> {
+        // SAFETY: the scalar kernel needs no CPU feature; SHAPE_ANY and D = 0 fit any
+        // geometry.
+        unsafe {
+            if self.perm.pow2 {
+                self.find_with::<Scalar, Pow2Map, SHAPE_ANY, 0>(hash)
+            } else {
+                self.find_with::<Scalar, GeneralMap, SHAPE_ANY, 0>(hash)
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn count_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &self,
+        hash: u64,
+    ) -> u64 {
+        // SAFETY: forwarded contract.
+        match unsafe { self.find_with::<K, M, SHAPE, D>(hash) } {
+            None => 0,
+            Some((offset, j)) => {
+                let g = &self.geo;
+                let c = g.cell_counter(read_cell(&self.table, g, offset, j));
+                if c == g.counter_max {
+                    crate::SATURATED
+                } else {
+                    u64::from(c)
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for `contains_with`; `hashes.len() == out.len()`.
+    #[inline(always)]
+    unsafe fn contains_hash_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
+        &self,
+        hashes: &[u64],
+        out: &mut [bool],
+    ) {
+        // Locate a few keys ahead and prefetch their buckets, so that out of cache the
+        // misses of several keys overlap.
+        const AHEAD: usize = 8;
+        let mut ring = [([core::ptr::null::<u8>(); 8], [0u32; 8]); AHEAD];
+        // A constant when `D` is, so the per-key loops unroll.
+        let d = if D == 0 { self.geo.d.min(8) } else { D };
+        for (k, &h) in hashes.iter().enumerate().take(AHEAD) {
+            let (b, r) = &mut ring[k];
+            self.locate::<M, D>(h, b, r);
+            for &p in &b[..d] {
+                prefetch_read(p);
+            }
+        }
+        for (k, out) in out.iter_mut().enumerate().take(hashes.len()) {
+            let (buckets, rems) = ring[k % AHEAD];
+            if let Some(&h) = hashes.get(k + AHEAD) {
+                let (b, r) = &mut ring[k % AHEAD];
+                self.locate::<M, D>(h, b, r);
+                for &p in &b[..d] {
+                    prefetch_read(p);
+                }
+            }
+            // SAFETY: as in `contains_with`.
+            *out = unsafe { K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d) };
+        }
+    }
+}
+
+/// Whether `backend` selects the AVX2 kernel on this CPU. The kernel's functions are
+/// compiled with AVX2, POPCNT (bucket loads) and BMI1 (`tzcnt`); every AVX2 CPU has the
+/// other two, but they are separate CPUID bits, so all three are checked (once, when the
+/// backend is chosen). A CPU without them uses the scalar kernel.
+fn kernel_is_avx2(backend: Backend) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        matches!(backend, Backend::Avx2 | Backend::Avx512)
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("popcnt")
+            && std::is_x86_feature_detected!("bmi1")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        let _ = backend;
+        false
+    }
+}
+
+/// Prefetches the cache line at `p` (a hint; any address is allowed).
+#[inline(always)]
+fn prefetch_read(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of
+    // the x86-64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Runs `$generic::<Kernel, Map, SHAPE, D>` for the filter's backend, permutation family,
+/// bucket shape and subtable count, so the probe loops carry no branch on them. The AVX2
+/// instances are compiled inside `#[target_feature(enable = "avx2")]` functions so the
+/// kernel inlines.
+macro_rules! dispatch {
+    ($this:ident, $generic:ident, $self_ty:ty, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {{
+        let pow2 = $this.perm.pow2;
+        let d4 = $this.geo.d == 4;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if $this.avx2 {
+                #[target_feature(enable = "avx2,popcnt,bmi1")]
+                unsafe fn avx2<S, M: MapKind, const SHAPE: u8, const D: usize>(
+                    this: $self_ty,
+                    $($arg: $ty),*
+                ) -> $ret {
+                    // SAFETY: runs only with AVX2 (and POPCNT, BMI1) enabled; `SHAPE` and `D` match the
+                    // geometry (chosen below).
+                    unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
+                }
+                let shape = $this.geo.shape();
+                // SAFETY: `avx2` is set only by `kernel_is_avx2`, which confirmed AVX2,
+                // POPCNT and BMI1 on this CPU; `SHAPE` is
+                // `geo.shape()` (or `SHAPE_ANY`) and `D` is 4 only when `geo.d == 4`.
+                return unsafe {
+                    match (pow2, shape, d4) {
+                        (true, SHAPE_SMALL, true) => avx2::<S, Pow2Map, SHAPE_SMALL, 4>($this, $($arg),*),
+                        (true, SHAPE_NARROW, true) => avx2::<S, Pow2Map, SHAPE_NARROW, 4>($this, $($arg),*),
+                        (true, _, _) => avx2::<S, Pow2Map, SHAPE_ANY, 0>($this, $($arg),*),
+                        (false, SHAPE_SMALL, true) => avx2::<S, GeneralMap, SHAPE_SMALL, 4>($this, $($arg),*),
+                        (false, SHAPE_NARROW, true) => avx2::<S, GeneralMap, SHAPE_NARROW, 4>($this, $($arg),*),
+                        (false, _, _) => avx2::<S, GeneralMap, SHAPE_ANY, 0>($this, $($arg),*),
+                    }
+                };
+            }
+        }
+        // SAFETY: the scalar kernel needs no CPU feature; `SHAPE_ANY` and `D = 0` fit any
+        // geometry, `D = 4` only `geo.d == 4`.
+        unsafe {
+            match (pow2, d4) {
+                (true, true) => $this.$generic::<Scalar, Pow2Map, SHAPE_ANY, 4>($($arg),*),
+                (true, false) => $this.$generic::<Scalar, Pow2Map, SHAPE_ANY, 0>($($arg),*),
+                (false, true) => $this.$generic::<Scalar, GeneralMap, SHAPE_ANY, 4>($($arg),*),
+                (false, false) => $this.$generic::<Scalar, GeneralMap, SHAPE_ANY, 0>($($arg),*),
+            }
+        }
+    }};
+}
+
+impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
+    /// Hashes `key` with the filter's hasher.
+    #[inline(always)]
+    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Where the fingerprint of `hash` is stored: (subtable, bucket, cell index), or
+    /// `None` if it is not. For tests (two keys share a cell iff their true fingerprints
+    /// are equal).
+    #[doc(hidden)]
+    pub fn locate_cell_of_hash(&self, hash: u64) -> Option<(usize, u64, u32)> {
+        let g = &self.geo;
+        let (offset, j) = self.find_scalar(hash)?;
+        let bucket = (offset / g.bucket_bytes) as u64;
+        Some(((bucket / g.buckets) as usize, bucket % g.buckets, j))
+    }
+
+    /// The true fingerprint `f` in `[0, B 2^r)` of `key`.
+    pub fn fingerprint<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.fingerprint_of_hash(self.hash_key(key))
+    }
+
+    /// Inserts `key`. Returns `Ok(true)` if its fingerprint was already stored (its
+    /// counter was incremented, or left alone if saturated), `Ok(false)` if a new cell
+    /// was taken.
+    ///
+    /// # Errors
+    /// [`DLeftError::BucketFull`] if the fingerprint is new and all `d` candidate buckets
+    /// are full; the filter is unchanged.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
+        self.insert_hash(self.hash_key(key))
+    }
+
+    /// [`insert`](Self::insert) for a caller-computed 64-bit hash (use a good hash: the
+    /// fingerprint takes its high and low bits).
+    ///
+    /// # Errors
+    /// As for [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> Result<bool> {
+        match self.insert_outcome(hash) {
+            Outcome::New => Ok(false),
+            Outcome::Existing => Ok(true),
+            _ => Err(DLeftError::BucketFull),
+        }
+    }
+
+    /// [`insert_hash`](Self::insert_hash) with a one-byte result.
+    fn insert_outcome(&mut self, hash: u64) -> Outcome {
+        dispatch!(self, insert_with, &mut DLeftCountingBloomFilter<S>, (hash: u64) -> Outcome)
+    }
+
+    /// Removes one occurrence of `key`: decrements its fingerprint's counter and frees the
+    /// cell at 0. A saturated counter stays (sticky) and the call still succeeds.
+    ///
+    /// # Errors
+    /// [`DLeftError::NotPresent`] if the fingerprint is not stored; the filter is
+    /// unchanged.
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<()> {
+        self.remove_hash(self.hash_key(key))
+    }
+
+    /// [`remove`](Self::remove) for a caller-computed hash.
+    ///
+    /// # Errors
+    /// As for [`remove`](Self::remove).
+    #[inline]
+    pub fn remove_hash(&mut self, hash: u64) -> Result<()> {
+        match self.remove_outcome(hash) {
+            Outcome::Existing => Ok(()),
+            _ => Err(DLeftError::NotPresent),
+        }
+    }
+
+    /// [`remove_hash`](Self::remove_hash) with a one-byte result.
+    fn remove_outcome(&mut self, hash: u64) -> Outcome {
+        dispatch!(self, remove_with, &mut DLeftCountingBloomFilter<S>, (hash: u64) -> Outcome)
+    }
+
+    /// Whether `key` may be in the filter (`false`: certainly not).
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hash_key(key))
+    }
+
+    /// [`contains`](Self::contains) for a caller-computed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        dispatch!(self, contains_with, &DLeftCountingBloomFilter<S>, (hash: u64) -> bool)
+    }
+
+    /// The counter of `key`'s fingerprint: 0 if absent, else at least the number of
+    /// times `key` was inserted minus removed (fingerprint collisions add), or
+    /// [`SATURATED`](crate::SATURATED) if the counter is stuck at its
+    /// maximum.
+    #[inline]
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.count_hash(self.hash_key(key))
+    }
+
+    /// [`count`](Self::count) for a caller-computed hash.
+    #[inline]
+    pub fn count_hash(&self, hash: u64) -> u64 {
+        dispatch!(self, count_with, &DLeftCountingBloomFilter<S>, (hash: u64) -> u64)
+    }
+
+    /// Queries many hashes; `out[i] = contains_hash(hashes[i])`. Buckets are prefetched a
+    /// few keys ahead, which pays off once the table outgrows the cache.
+    ///
+    /// # Errors
+    /// `LengthMismatch` (in [`DLeftError::Core`]) unless `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: hashes.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        self.contains_hash_batch_unchecked(hashes, out);
+        Ok(())
+    }
+
+    /// [`contains_hash_batch`](Self::contains_hash_batch) after the length check.
+    fn contains_hash_batch_unchecked(&self, hashes: &[u64], out: &mut [bool]) {
+        dispatch!(self, contains_hash_batch_with, &DLeftCountingBloomFilter<S>, (hashes: &[u64], out: &mut [bool]) -> ())
+    }
+
+    /// Inserts every key, all or nothing: if some key finds all its buckets full, the
+    /// keys of the batch inserted before it are rolled back and the filter is exactly as
+    /// before the call. Buckets are located and prefetched a few keys ahead, which pays
+    /// off once the table outgrows the cache.
+    ///
+    /// # Errors
+    /// [`DLeftError::BatchFailed`] with the index of the first key that failed and
+    /// [`DLeftError::BucketFull`]; `AllocationFailed` (in [`DLeftError::Core`]) if the
+    /// rollback journal cannot grow (it holds 24 bytes per counter the batch saturates,
+    /// usually none). The filter is unchanged.
+    pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) -> Result<()> {
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hash_key(k)).collect();
+        self.insert_hash_batch(&hashes)
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for caller-computed hashes.
+    ///
+    /// # Errors
+    /// As for [`insert_batch`](Self::insert_batch).
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) -> Result<()> {
+        self.apply_batch(hashes, true, |f, h, j| f.insert_batch_dispatch(h, j))
+    }
+
+    /// Removes one occurrence of every key, all or nothing: if some key is not present,
+    /// the removals of the batch before it are rolled back and the filter is exactly as
+    /// before the call.
+    ///
+    /// # Errors
+    /// [`DLeftError::BatchFailed`] with the index of the first key that failed and
+    /// [`DLeftError::NotPresent`]; `AllocationFailed` (in [`DLeftError::Core`]) if the
+    /// rollback journal cannot grow (24 bytes per cell the batch frees). The filter is
+    /// unchanged.
+    pub fn remove_batch<T: Hash>(&mut self, keys: &[T]) -> Result<()> {
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hash_key(k)).collect();
+        self.remove_hash_batch(&hashes)
+    }
+
+    /// [`remove_batch`](Self::remove_batch) for caller-computed hashes.
+    ///
+    /// # Errors
+    /// As for [`remove_batch`](Self::remove_batch).
+    pub fn remove_hash_batch(&mut self, hashes: &[u64]) -> Result<()> {
+        self.apply_batch(hashes, false, |f, h, j| f.remove_batch_dispatch(h, j))
+    }
+
+    fn insert_batch_dispatch(
+        &mut self,
+        hashes: &[u64],
+        journal: &mut BatchJournal,
+    ) -> Option<(usize, Outcome)> {
+        dispatch!(self, insert_batch_with, &mut DLeftCountingBloomFilter<S>, (hashes: &[u64], journal: &mut BatchJournal) -> Option<(usize, Outcome)>)
+    }
+
+    fn remove_batch_dispatch(
+        &mut self,
+        hashes: &[u64],
+        journal: &mut BatchJournal,
+    ) -> Option<(usize, Outcome)> {
+        dispatch!(self, remove_batch_with, &mut DLeftCountingBloomFilter<S>, (hashes: &[u64], journal: &mut BatchJournal) -> Option<(usize, Outcome)>)
+    }
+
+    /// Queries many keys; `out[i] = contains(&keys[i])` (hashed in chunks, then
+    /// [`contains_hash_batch`](Self::contains_hash_batch)).
+    ///
+    /// # Errors
+    /// `LengthMismatch` (in [`DLeftError::Core`]) unless `keys.len() == out.len()`.
+    pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+        if keys.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: keys.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let mut hashes = [0u64; 256];
+        for (chunk, out) in keys.chunks(256).zip(out.chunks_mut(256)) {
+            for (h, k) in hashes.iter_mut().zip(chunk) {
+                *h = self.hash_key(k);
+            }
+            self.contains_hash_batch(&hashes[..chunk.len()], out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: Clone> Clone for DLeftCountingBloomFilter<S> {
+    fn clone(&self) -> Self {
+        Self {
+            geo: self.geo.clone(),
+            perm: self.perm.clone(),
+            table: self.table.clone(),
+            backend: self.backend,
+            avx2: self.avx2,
+            len: self.len,
+            occupied: self.occupied,
+            seed: self.seed,
+            hasher: self.hasher.clone(),
+        }
+    }
+}
+
+/// Equal when parameters, seed, hasher, counts and every cell are equal (the backend is
+/// ignored: all backends give identical results).
+impl<S: PartialEq> PartialEq for DLeftCountingBloomFilter<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.geo == other.geo
+            && self.perm == other.perm
+            && self.seed == other.seed
+            && self.len == other.len
+            && self.occupied == other.occupied
+            && self.hasher == other.hasher
+            && self.table == other.table
+    }
+}
+
+impl<S> fmt::Debug for DLeftCountingBloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DLeftCountingBloomFilter")
+            .field("subtables", &self.geo.d)
+            .field("buckets_per_subtable", &self.geo.buckets)
+            .field("cells_per_bucket", &self.geo.cells)
+            .field("remainder_bits", &self.geo.rem_bits)
+            .field("counter_bits", &self.geo.counter_bits)
+            .field("len", &self.len)
+            .field("occupied_cells", &self.occupied)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for DLeftCountingBloomFilter<S> {
+    type InsertError = DLeftError;
+
+    fn try_insert(&mut self, key: &T) -> Result<bool> {
+        self.insert(key)
+    }
+
+    fn contains(&self, key: &T) -> bool {
+        DLeftCountingBloomFilter::contains(self, key)
+    }
+
+    fn memory_bits(&self) -> u64 {
+        DLeftCountingBloomFilter::memory_bits(self)
+    }
+
+    fn expected_false_pos(&self) -> f64 {
+        DLeftCountingBloomFilter::expected_false_pos(self)
+    }
+}
