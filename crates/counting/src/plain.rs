@@ -129,7 +129,12 @@ fn lines_for(m: u64) -> u64 {
 
 fn check_hashes(k: u32) -> Result<(), CountingError> {
     if k == 0 || k > MAX_HASHES {
-        return Err(Error::InvalidHashCount { k, min: 1, max: MAX_HASHES }.into());
+        return Err(Error::InvalidHashCount {
+            k,
+            min: 1,
+            max: MAX_HASHES,
+        }
+        .into());
     }
     Ok(())
 }
