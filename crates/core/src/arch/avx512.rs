@@ -39,6 +39,17 @@ unsafe impl Kernel for Avx512 {
             let words = _mm512_load_si512(block.words.as_ptr().cast());
             let h = _mm512_set1_epi64(i64::from(h32));
             let ones = _mm512_set1_epi64(1);
+            if k <= 8 {
+                // The common case without a loop: out of cache, fewer micro-ops per key
+                // means more keys' misses in flight in the reorder buffer.
+                let pows = _mm512_loadu_si512(BLOCKED_POWERS_U64.as_ptr().cast());
+                let prod = _mm512_mul_epu32(h, pows);
+                let picked = _mm512_permutexvar_epi64(_mm512_srli_epi64::<29>(prod), words);
+                let bit = _mm512_and_si512(_mm512_srli_epi64::<23>(prod), _mm512_set1_epi64(63));
+                let want = ((1u32 << k) - 1) as __mmask8;
+                return _mm512_mask_test_epi64_mask(want, picked, _mm512_sllv_epi64(ones, bit))
+                    == want;
+            }
             let mut j = 0u32;
             loop {
                 let pows = _mm512_loadu_si512(BLOCKED_POWERS_U64.as_ptr().add(j as usize).cast());
