@@ -144,8 +144,9 @@ macro_rules! block_filters {
             /// build: threads hash keys into per-range buffers, then each thread writes its
             /// own range of blocks with plain stores (no atomic read-modify-writes, which
             /// cost ~20 cycles each and a blocked key touches ~5 words). The result is
-            /// bit-identical to a sequential build. Buffers hold at most 4M hashes (32 MiB)
-            /// at a time.
+            /// bit-identical to a sequential build. Buffers hold ~4M hashes (~40 MiB) at a
+            /// time. Filters under 8 MiB or batches under 2^20 keys are inserted on the
+            /// calling thread instead: there the partitioning costs more than it saves.
             pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
             where
                 S: Sync,

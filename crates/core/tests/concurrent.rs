@@ -123,3 +123,29 @@ fn parallel_bulk_load_equals_sequential() {
     seq.insert_batch(&keys);
     assert_eq!(standard.into_inner(), seq);
 }
+
+/// Large enough (>= 2^20 keys into >= 8 MiB) to take the partitioned parallel build.
+#[test]
+fn partitioned_build_equals_sequential_build() {
+    let keys = SplitMix64(77).keys((1 << 20) + 12_345);
+    for threads in [2usize, 3, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut sequential = BlockedBloomFilter::with_num_bits(1 << 27)
+            .hashes(7)
+            .unwrap();
+        sequential.insert_batch(&keys);
+        let mut parallel = BlockedBloomFilter::with_num_bits(1 << 27)
+            .hashes(7)
+            .unwrap();
+        pool.install(|| parallel.par_insert_batch(&keys));
+        assert!(parallel == sequential, "blocked, {threads} threads");
+        let mut sequential = SplitBlockBloomFilter::with_num_blocks((1 << 22) + 7).unwrap();
+        sequential.insert_batch(&keys);
+        let mut parallel = SplitBlockBloomFilter::with_num_blocks((1 << 22) + 7).unwrap();
+        pool.install(|| parallel.par_insert_batch(&keys));
+        assert!(parallel == sequential, "split-block, {threads} threads");
+    }
+}
