@@ -1,0 +1,1 @@
+//! Empty library: the Miri smoke tests live in `tests/smoke.rs`.
