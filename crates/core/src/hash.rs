@@ -58,7 +58,7 @@ impl BuildHasher for DefaultHasher {
 /// Keyed hashing for adversarial input: HighwayHash with a secret 256-bit key.
 ///
 /// An attacker who knows this code but not the key cannot craft keys that collide, so
-/// they cannot drive the false-positive rate up. It costs about 35 ns a key (measured on
+/// they cannot drive the false-positive rate up. It costs about 36-40 ns a key (measured on
 /// the reference machine, see the README), against ~0.5 ns for [`DefaultHasher`]: use it
 /// where keys come from untrusted parties.
 ///
