@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+pub mod batch;
 pub mod block;
 pub mod builder;
 mod error;

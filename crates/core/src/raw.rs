@@ -8,60 +8,7 @@ use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 use core::sync::atomic::Ordering::Relaxed;
 
-/// How many keys ahead of the probe the batch loops hash and prefetch. A DRAM miss costs
-/// ~280 ns here and an independent one ~7 ns, so ~40 lines must be in flight to reach the
-/// floor; 32 measured best (see the README's batch-window numbers).
-pub(crate) const PREFETCH_AHEAD: usize = 32;
-
-/// A source of 64-bit hashes for the batch loops: keys hashed on the fly, or precomputed
-/// hashes.
-pub(crate) trait HashSource {
-    fn len(&self) -> usize;
-    /// The hash of item `i` (`i < len()`).
-    fn hash_at(&self, i: usize) -> u64;
-}
-
-/// Keys hashed with a `BuildHasher`.
-pub(crate) struct Keys<'a, T, S> {
-    pub(crate) keys: &'a [T],
-    pub(crate) hasher: &'a S,
-}
-
-impl<T: Hash, S: BuildHasher> HashSource for Keys<'_, T, S> {
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.keys.len()
-    }
-    #[inline(always)]
-    fn hash_at(&self, i: usize) -> u64 {
-        crate::hash::hash_one(self.hasher, &self.keys[i])
-    }
-}
-
-/// Precomputed hashes.
-pub(crate) struct Hashes<'a>(pub(crate) &'a [u64]);
-
-impl HashSource for Hashes<'_> {
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    #[inline(always)]
-    fn hash_at(&self, i: usize) -> u64 {
-        self.0[i]
-    }
-}
-
-#[inline(always)]
-fn prefetch<T>(ptr: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = ptr;
-}
+pub(crate) use crate::batch::{prefetch, HashSource, Hashes, Keys, PREFETCH_AHEAD};
 
 /// Validates `k` against the layout.
 pub(crate) fn check_hashes<L: Layout>(k: u32) -> Result<()> {

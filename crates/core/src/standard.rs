@@ -166,17 +166,9 @@ const STANDARD_AHEAD: usize = 8;
 fn prefetch_probes(base: *const u64, m: u64, k: u32, hash: u64) {
     let mut probes = Probes::new(hash);
     for _ in 0..k {
-        let p = probes.next_pos(m);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint and never faults; `wrapping_add` computes the
-        // address without asserting it is in bounds (it is: p < m).
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                base.wrapping_add((p >> 6) as usize).cast(),
-            );
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (base, p);
+        // `wrapping_add` computes the address without asserting it is in bounds (it is:
+        // p < m); a prefetch never faults anyway.
+        crate::batch::prefetch(base.wrapping_add((probes.next_pos(m) >> 6) as usize));
     }
 }
 

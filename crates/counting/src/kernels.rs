@@ -13,7 +13,6 @@ use crate::layout::{
 };
 use crate::nibble::{decrement, increment, nonzero};
 use bloomforge_core::Backend;
-use core::hash::{BuildHasher, Hash};
 
 #[cfg(target_arch = "x86_64")]
 use crate::layout::POWERS_U64;
@@ -265,43 +264,7 @@ mod avx512_impl {
     }
 }
 
-/// A source of 64-bit hashes for the batch loops.
-pub(crate) trait HashSource {
-    fn len(&self) -> usize;
-    /// The hash of item `i < len()`.
-    fn hash_at(&self, i: usize) -> u64;
-}
-
-/// Keys hashed with a `BuildHasher`.
-pub(crate) struct Keys<'a, T, S> {
-    pub(crate) keys: &'a [T],
-    pub(crate) hasher: &'a S,
-}
-
-impl<T: Hash, S: BuildHasher> HashSource for Keys<'_, T, S> {
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.keys.len()
-    }
-    #[inline(always)]
-    fn hash_at(&self, i: usize) -> u64 {
-        self.hasher.hash_one(&self.keys[i])
-    }
-}
-
-/// Precomputed hashes.
-pub(crate) struct Hashes<'a>(pub(crate) &'a [u64]);
-
-impl HashSource for Hashes<'_> {
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    #[inline(always)]
-    fn hash_at(&self, i: usize) -> u64 {
-        self.0[i]
-    }
-}
+pub(crate) use bloomforge_core::batch::{HashSource, Hashes, Keys};
 
 // --- generic operations, instantiated per backend by `dispatch_fn!` ------------------------
 

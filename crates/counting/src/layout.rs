@@ -194,19 +194,7 @@ pub(crate) fn expected_distinct(b: f64, k: u32) -> f64 {
     -b * (f64::from(k) * (-1.0 / b).ln_1p()).exp_m1()
 }
 
-#[inline(always)]
-pub(crate) fn prefetch<T>(ptr: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = ptr;
-}
-
-/// How many keys ahead the batch loops hash and prefetch (core's measured best).
-pub(crate) const PREFETCH_AHEAD: usize = 32;
+pub(crate) use bloomforge_core::batch::{prefetch, PREFETCH_AHEAD};
 
 #[cfg(test)]
 mod tests {
