@@ -19,16 +19,38 @@ use core::hash::{BuildHasher, Hash};
 /// filters built with the same seed can be combined and a serialized filter stays valid.
 /// It is **not** collision-resistant against an adversary who knows the seed; use
 /// [`KeyedHasher`] for untrusted keys.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Copy)]
 pub struct DefaultHasher {
     seed: u64,
+    // The seed already mixed into foldhash's per-hasher state, so hashing a key does not
+    // redo that multiply (batch loops cannot hoist it: they reload the hasher per key).
+    state: foldhash::quality::FixedState,
 }
+
+impl Default for DefaultHasher {
+    #[inline]
+    fn default() -> Self {
+        Self::with_seed(0)
+    }
+}
+
+impl PartialEq for DefaultHasher {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.seed == other.seed
+    }
+}
+
+impl Eq for DefaultHasher {}
 
 impl DefaultHasher {
     /// A default hasher with the given seed.
     #[inline]
     pub const fn with_seed(seed: u64) -> Self {
-        Self { seed }
+        Self {
+            seed,
+            state: foldhash::quality::FixedState::with_seed(seed),
+        }
     }
 
     /// The seed this hasher was built with.
@@ -51,7 +73,7 @@ impl BuildHasher for DefaultHasher {
 
     #[inline(always)]
     fn build_hasher(&self) -> Self::Hasher {
-        foldhash::quality::FixedState::with_seed(self.seed).build_hasher()
+        self.state.build_hasher()
     }
 }
 
@@ -155,6 +177,27 @@ pub const fn mix64(mut x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pre-mixed state must hash exactly as foldhash's `quality::FixedState` with the
+    /// same seed: serialized filters record only the algorithm and the seed.
+    #[test]
+    fn default_hasher_is_foldhash_quality_with_the_seed() {
+        for seed in [0u64, 1, 2, 42, u64::MAX] {
+            let ours = DefaultHasher::with_seed(seed);
+            let theirs = foldhash::quality::FixedState::with_seed(seed);
+            assert_eq!(ours.seed(), seed);
+            assert_eq!(ours, DefaultHasher::with_seed(seed));
+            for key in [0u64, 1, 7, u64::MAX] {
+                assert_eq!(ours.hash_one(key), theirs.hash_one(key));
+            }
+            assert_eq!(
+                ours.hash_one("a longer string key"),
+                theirs.hash_one("a longer string key")
+            );
+        }
+        assert_eq!(DefaultHasher::default(), DefaultHasher::with_seed(0));
+        assert_ne!(DefaultHasher::with_seed(1), DefaultHasher::with_seed(2));
+    }
 
     #[test]
     fn fast_range_covers_large_ranges() {
