@@ -162,6 +162,9 @@ fn contains_words(words: &[u64], m: u64, k: u32, hash: u64) -> bool {
 /// Keys ahead whose `k` probe lines are prefetched (each key touches `k` lines).
 const STANDARD_AHEAD: usize = 8;
 
+/// Largest bit array (bytes) whose batch queries skip the prefetch pipeline.
+const STANDARD_DIRECT_BYTES: usize = 16 << 20;
+
 #[inline(always)]
 fn prefetch_probes(base: *const u64, m: u64, k: u32, hash: u64) {
     let mut probes = Probes::new(hash);
@@ -271,6 +274,14 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
 
     fn contains_pipelined(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         let (m, k, words) = (self.num_bits, self.k, &*self.words);
+        if core::mem::size_of_val(words) <= STANDARD_DIRECT_BYTES {
+            // Cache-resident: prefetching `k` lines per key only adds work (measured 25 %
+            // slower than the plain loop at 125 KiB, 12 % at 1.2 MiB, even at 12 MiB).
+            for (i, answer) in out.iter_mut().enumerate() {
+                *answer = contains_words(words, m, k, hash_at(i));
+            }
+            return;
+        }
         pipelined(out.len(), hash_at, words.as_ptr(), m, k, |i, h| {
             out[i] = contains_words(words, m, k, h);
         });
