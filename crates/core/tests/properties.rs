@@ -437,6 +437,27 @@ fn standard_batches_and_atomic_standard_match_single_calls() {
     assert_eq!(StandardBloomFilter::from(atomic), f);
 }
 
+/// Above 16 MiB the standard filter's batch queries take the prefetching pipeline (below,
+/// a plain loop): same answers as single calls there too, for every tail length.
+#[test]
+fn standard_pipelined_batch_matches_single_calls_on_a_large_array() {
+    let mut f = StandardBloomFilter::with_num_bits(150_000_000)
+        .hashes(7)
+        .unwrap();
+    let members: Vec<u64> = (0..5_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    f.insert_batch(&members);
+    let keys: Vec<u64> = members.iter().flat_map(|&k| [k, !k]).collect();
+    let expect: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+    assert!(expect.iter().step_by(2).all(|&b| b));
+    for len in (0..=40).chain([257, keys.len()]) {
+        let mut out = vec![false; len];
+        f.contains_batch(&keys[..len], &mut out).unwrap();
+        assert_eq!(out, expect[..len], "{len}");
+    }
+}
+
 #[test]
 fn atomic_statistics_match_plain() {
     let keys = SplitMix64(23).keys(5000);
