@@ -117,6 +117,15 @@ pub enum Error {
     /// An I/O error while reading or writing a serialized filter.
     #[error("i/o: {0}")]
     Io(String),
+    /// A zero-copy view cannot borrow these bytes (misaligned buffer, or a big-endian
+    /// target, where the little-endian payload is not the in-memory layout).
+    #[error(
+        "zero-copy view impossible: {reason}; use from_bytes on the filter type, which copies"
+    )]
+    ZeroCopy {
+        /// Why.
+        reason: &'static str,
+    },
     /// The requested SIMD backend is not supported by this CPU.
     #[error("backend {0} is not supported by this CPU; see Backend::available()")]
     BackendUnavailable(&'static str),

@@ -191,11 +191,13 @@ impl Header {
 }
 
 /// Checks `bytes` against the expected kind and hasher and returns the header, the
-/// validated payload and the hasher to use.
+/// validated payload and the hasher to use. `verify_checksum: false` skips the one pass
+/// over the payload (zero-copy views of large files); every other field is still checked.
 pub(crate) fn open<S: PersistentHasher>(
     bytes: &[u8],
     kind: FilterKind,
     hasher: Option<S>,
+    verify_checksum: bool,
 ) -> Result<(Header, &[u8], S)> {
     let header = Header::parse(bytes)?;
     if header.kind != kind {
@@ -208,7 +210,7 @@ pub(crate) fn open<S: PersistentHasher>(
     if header.payload_len != payload.len() as u64 {
         return Err(corrupt("payload length does not match the input length"));
     }
-    if xxhash_rust::xxh64::xxh64(payload, 0) != header.checksum {
+    if verify_checksum && xxhash_rust::xxh64::xxh64(payload, 0) != header.checksum {
         return Err(corrupt("payload checksum mismatch"));
     }
     let hasher = match hasher {

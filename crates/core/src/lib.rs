@@ -49,6 +49,7 @@ pub mod parallel;
 mod raw;
 mod standard;
 pub mod stats;
+pub mod view;
 
 pub use arch::Backend;
 pub use block::{Block256, Block512};
@@ -60,6 +61,7 @@ pub use filters::{
 };
 pub use hash::{parquet_hash, DefaultHasher, KeyedHasher};
 pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
+pub use view::{BlockedBloomFilterView, SplitBlockBloomFilterView};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

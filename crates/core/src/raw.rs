@@ -83,12 +83,13 @@ impl<L: Layout> Clone for RawBlocks<L> {
 unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
     debug_assert!(b < blocks.len());
-    // SAFETY: `blocks` is always a filter's block array (`RawBlocks::blocks`), which its
-    // constructors (`alloc_blocks`, `from_blocks`) keep non-empty and at most
-    // `L::MAX_BLOCKS` long. For such `n = blocks.len()`, `block_index` maps into `0..n`:
-    // blocked is floor(h * n / 2^64) < n for n >= 1; split-block is
-    // floor((h >> 32) * n / 2^32) < n for 1 <= n <= 2^32 (the product fits in a u64). The
-    // CPU supports the backend of K (forwarded).
+    // SAFETY: `blocks` is always a filter's block array (`RawBlocks::blocks`, or a view's
+    // borrowed blocks), which its constructors (`alloc_blocks`, `from_blocks`,
+    // `view::open_view`) keep non-empty and at most `L::MAX_BLOCKS` long. For such
+    // `n = blocks.len()`, `block_index` maps into `0..n`: blocked is
+    // floor(h * n / 2^64) < n for n >= 1; split-block is floor((h >> 32) * n / 2^32) < n
+    // for 1 <= n <= 2^32 (the product fits in a u64). The CPU supports the backend of K
+    // (forwarded).
     unsafe { L::contains::<K>(blocks.get_unchecked(b), hash as u32, k) }
 }
 
@@ -267,9 +268,9 @@ unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
     }
 }
 
-dispatch_fn! { fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }
+dispatch_fn! { pub(crate) fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }
 dispatch_fn! { fn d_insert_one<L: Layout>(blocks: &mut [L::Block], hash: u64, k: u32) -> bool => insert_one }
-dispatch_fn! { fn d_contains_batch<L: Layout, H: HashSource>(blocks: &[L::Block], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
+dispatch_fn! { pub(crate) fn d_contains_batch<L: Layout, H: HashSource>(blocks: &[L::Block], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
 dispatch_fn! { fn d_insert_batch<L: Layout, H: HashSource>(blocks: &mut [L::Block], first: usize, total: usize, k: u32, src: &H) -> () => insert_batch }
 dispatch_fn! { fn d_atomic_insert_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_insert_one }
 dispatch_fn! { fn d_atomic_contains_one<L: Layout>(blocks: &[L::AtomicBlock], hash: u64, k: u32) -> bool => atomic_contains_one }

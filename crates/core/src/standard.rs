@@ -460,7 +460,8 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
     }
 
     fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
-        let (header, payload, hasher) = crate::format::open(bytes, FilterKind::Standard, hasher)?;
+        let (header, payload, hasher) =
+            crate::format::open(bytes, FilterKind::Standard, hasher, true)?;
         if header.num_bits == 0
             || header.num_bits.div_ceil(64).checked_mul(8) != Some(payload.len() as u64)
         {
