@@ -139,6 +139,19 @@ mod avx512_impl {
             let h = _mm512_set1_epi64(i64::from(h32));
             let ones = _mm512_set1_epi64(1);
             let (mut lo, mut hi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            if k <= 8 {
+                // The common case in one pass, no loop: lanes >= k are masked out.
+                let want = lane_mask8(k);
+                let pows = _mm512_loadu_si512(POWERS_U64.as_ptr().cast());
+                let c = _mm512_and_si512(
+                    _mm512_srli_epi64::<25>(_mm512_mullo_epi32(h, pows)),
+                    _mm512_set1_epi64(127),
+                );
+                lo = _mm512_maskz_sllv_epi64(want, ones, c);
+                hi =
+                    _mm512_maskz_sllv_epi64(want, ones, _mm512_sub_epi64(c, _mm512_set1_epi64(64)));
+                return reduce_pair(lo, hi);
+            }
             let mut j = 0u32;
             loop {
                 let pows = _mm512_loadu_si512(POWERS_U64.as_ptr().add(j as usize).cast());
@@ -155,6 +168,15 @@ mod avx512_impl {
                     break;
                 }
             }
+            reduce_pair(lo, hi)
+        }
+    }
+
+    /// `(OR of lo's lanes, OR of hi's lanes)`.
+    #[inline(always)]
+    unsafe fn reduce_pair(lo: __m512i, hi: __m512i) -> (u64, u64) {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe {
             // OR-reduce both vectors at once: after the unpacks each 128-bit lane holds
             // (partial lo, partial hi); two lane swaps finish both reductions.
             let x = _mm512_or_si512(_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi));
