@@ -14,8 +14,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use bloomforge_core::block::BLOCKED_MAX_HASHES;
 use bloomforge_core::format::{Header, HEADER_LEN};
 use bloomforge_core::{
-    BlockedBloomFilter, KeyedHasher, SplitBlockBloomFilter, StandardBloomFilter,
-    STANDARD_MAX_HASHES,
+    BlockedBloomFilter, BlockedBloomFilterView, KeyedHasher, SplitBlockBloomFilter,
+    SplitBlockBloomFilterView, StandardBloomFilter, STANDARD_MAX_HASHES,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -187,9 +187,36 @@ fn check_parquet(bytes: &[u8]) {
 }
 
 /// Runs every reader on `bytes`; returns how many accepted it (kind x keyed / unkeyed).
+/// A zero-copy view of `bytes` (copied to a 64-byte boundary) opens exactly when the
+/// copying reader does, and then holds the same filter.
+macro_rules! check_view {
+    ($F:ident, $V:ident, $bytes:expr) => {{
+        let bytes: &[u8] = $bytes;
+        let mut buf = vec![0u8; bytes.len() + 64];
+        let at = buf.as_ptr().align_offset(64);
+        buf[at..at + bytes.len()].copy_from_slice(bytes);
+        let aligned = &buf[at..at + bytes.len()];
+        match ($F::from_bytes(bytes), $V::from_bytes(aligned)) {
+            (Ok(f), Ok(v)) => {
+                assert_eq!(v.to_filter(), f, "view != decoded filter");
+                assert_eq!(v.contains(&bytes.len()), f.contains(&bytes.len()));
+            }
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("reader and view disagree: {:?} vs {:?}", a.err(), b.err()),
+        }
+        // Without the checksum pass the view may open corrupted payloads, never panic.
+        if let Ok(v) = $V::from_bytes_unverified(aligned) {
+            let _ = v.contains(&0u64);
+            let _ = v.count_ones();
+        }
+    }};
+}
+
 fn check_all(bytes: &[u8]) -> usize {
     let blocked = check_block_kind!(BlockedBloomFilter, bytes, 512, 1, BLOCKED_MAX_HASHES);
     let split = check_block_kind!(SplitBlockBloomFilter, bytes, 256, 8, 8);
+    check_view!(BlockedBloomFilter, BlockedBloomFilterView, bytes);
+    check_view!(SplitBlockBloomFilter, SplitBlockBloomFilterView, bytes);
     let standard = check_standard(bytes);
     check_parquet(bytes);
     check_parquet(bytes.get(HEADER_LEN..).unwrap_or_default());
