@@ -56,9 +56,10 @@ pub struct DLeftCountingBloomFilter<S = DefaultHasher> {
     /// `d B` buckets of `bucket_bytes` bytes, then `SLACK` zero bytes.
     table: Box<[u8]>,
     backend: Backend,
-    /// Whether the AVX2 kernel runs: an AVX2 or AVX-512 backend on a CPU with AVX2,
-    /// POPCNT and BMI1 (all AVX2 CPUs have both; checked anyway, see [`kernel_is_avx2`]).
-    avx2: bool,
+    /// The instance of the generic operations that runs ([`route_of`]): the AVX2 kernel
+    /// only for an AVX2 or AVX-512 backend on a CPU with AVX2, POPCNT and BMI1 (all AVX2
+    /// CPUs have both; checked anyway, see [`kernel_is_avx2`]).
+    route: u8,
     /// Inserts minus removes (saturating at 0).
     len: u64,
     /// Occupied cells = distinct stored fingerprints.
@@ -205,6 +206,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     ) -> Result<Self> {
         let geo = Geometry::new(subtables, buckets, cells, rem_bits, counter_bits)?;
         let perm = Permutations::new(&geo, seed);
+        let backend = Backend::detect();
+        let route = route_of(kernel_is_avx2(backend), perm.pow2, &geo);
         let bytes = geo.table_bytes() + SLACK;
         let mut table = Vec::new();
         table
@@ -215,8 +218,8 @@ impl<S> DLeftCountingBloomFilter<S> {
             geo,
             perm,
             table: table.into_boxed_slice(),
-            backend: Backend::detect(),
-            avx2: kernel_is_avx2(Backend::detect()),
+            backend,
+            route,
             len: 0,
             occupied: 0,
             seed,
@@ -344,7 +347,7 @@ impl<S> DLeftCountingBloomFilter<S> {
     pub fn set_backend(&mut self, backend: Backend) -> Result<()> {
         check_backend(backend)?;
         self.backend = backend;
-        self.avx2 = kernel_is_avx2(backend);
+        self.route = route_of(kernel_is_avx2(backend), self.perm.pow2, &self.geo);
         Ok(())
     }
 
@@ -495,6 +498,65 @@ impl<S> DLeftCountingBloomFilter<S> {
         d.min(8)
     }
 
+    /// Whether none of the `d` remainders is 0 (see [`Kernel::any_match`]); for maps with
+    /// distinct remainders per subtable, always `false` (the kernels then test the
+    /// counters: checking four remainders here led LLVM to vectorize the scalar
+    /// `locate` of the power-of-two map, measured slower).
+    #[inline(always)]
+    fn no_zero_rem<M: MapKind>(rems: &[u32; 8], _d: usize) -> bool {
+        M::SAME_REM && rems[0] != 0
+    }
+
+    /// Cell `j` of the bucket at `bucket` (a pointer into this table).
+    ///
+    /// # Safety
+    /// `bucket` is a bucket of this table (readable for the bucket plus the slack) and
+    /// `j < g.cells`.
+    #[inline(always)]
+    unsafe fn cell_at(&self, bucket: *const u8, j: u32) -> u32 {
+        let g = &self.geo;
+        let bit = j * g.cell_bits;
+        // SAFETY: `bit / 8 < bucket_bytes`, so the 8 bytes read stay inside the bucket
+        // plus the slack (caller); unaligned reads are allowed.
+        let word = unsafe {
+            bucket
+                .add((bit / 8) as usize)
+                .cast::<u64>()
+                .read_unaligned()
+        };
+        ((u64::from_le(word) >> (bit % 8)) as u32) & (((1u64 << g.cell_bits) - 1) as u32)
+    }
+
+    /// Adds (`ADD`) or subtracts `delta` to / from the value of cell `j` of the bucket at
+    /// byte `offset`, with one read-modify-write of the 8 bytes holding the cell. The
+    /// caller makes sure the result fits the cell (no carry or borrow out of it), so no
+    /// other cell changes.
+    ///
+    /// # Safety
+    /// `offset` is the offset of a bucket of this table and `j < g.cells`.
+    #[inline(always)]
+    unsafe fn add_to_cell<const ADD: bool>(&mut self, offset: usize, j: u32, delta: u32) {
+        let bit = j * self.geo.cell_bits;
+        // SAFETY: `offset + bit / 8 + 8 <= offset + bucket_bytes + 7 < table.len()` (the
+        // table ends with `SLACK` bytes), so the 8 bytes are inside the table; unaligned
+        // accesses are allowed.
+        unsafe {
+            let p = self
+                .table
+                .as_mut_ptr()
+                .add(offset + (bit / 8) as usize)
+                .cast::<u64>();
+            let word = u64::from_le(p.read_unaligned());
+            let delta = u64::from(delta) << (bit % 8);
+            let word = if ADD {
+                word.wrapping_add(delta)
+            } else {
+                word.wrapping_sub(delta)
+            };
+            p.write_unaligned(word.to_le());
+        }
+    }
+
     /// # Safety
     /// The CPU supports `K::BACKEND`; `SHAPE` and `D` as above.
     #[inline(always)]
@@ -505,10 +567,11 @@ impl<S> DLeftCountingBloomFilter<S> {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
         let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
         // SAFETY: every pointer is a bucket of this table (bucket index < B, subtable
         // < d), so it is readable for the bucket plus the slack; CPU feature and shape
         // from the caller.
-        unsafe { K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d) }
+        unsafe { K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM) }
     }
 
     /// Scans all `d` candidate buckets of `hash` (no early exit: the loads overlap and no
@@ -557,6 +620,18 @@ impl<S> DLeftCountingBloomFilter<S> {
     ) -> Option<(usize, u32)> {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
+        if D == 4 && SHAPE != SHAPE_ANY {
+            self.locate::<M, D>(hash, &mut buckets, &mut rems);
+            // SAFETY: `SHAPE != SHAPE_ANY` means `w <= 8`; buckets from `locate`; forwarded
+            // contract.
+            let hits = unsafe { K::scan4::<SHAPE>(&self.geo, &buckets, &rems, M::SAME_REM) }.hits;
+            if hits == 0 {
+                return None;
+            }
+            let at = hits.trailing_zeros();
+            let i = (at / 8) as usize;
+            return Some((buckets[i] as usize - self.table.as_ptr() as usize, at % 8));
+        }
         let mut scans = [Scan::default(); 8];
         // SAFETY: forwarded contract.
         let d =
@@ -588,13 +663,17 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// `buckets[..d]` and `rems[..d]` come from `locate` on this filter; otherwise as for
     /// `contains_with`.
     #[inline(always)]
-    unsafe fn insert_located<K: Kernel, const SHAPE: u8>(
+    unsafe fn insert_located<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
         buckets: &[*const u8; 8],
         rems: &[u32; 8],
         d: usize,
         journal: &mut impl Journal,
     ) -> Outcome {
+        if D == 4 && SHAPE != SHAPE_ANY {
+            // SAFETY: forwarded contract.
+            return unsafe { self.insert_located4::<K, M, SHAPE>(buckets, rems, journal) };
+        }
         // Scan all d buckets (no early exit: the loads overlap and no branch depends on
         // which subtable holds the key).
         let mut scans = [Scan::default(); 8];
@@ -638,18 +717,119 @@ impl<S> DLeftCountingBloomFilter<S> {
         Outcome::New
     }
 
+    /// [`insert_located`](Self::insert_located) for `d = 4` buckets of at most 8 cells:
+    /// one pass over the four buckets gives packed hit and occupancy masks.
+    ///
+    /// # Safety
+    /// As for `insert_located`, with `d = 4` and `SHAPE != SHAPE_ANY` (so `w <= 8`).
+    #[inline(always)]
+    unsafe fn insert_located4<K: Kernel, M: MapKind, const SHAPE: u8>(
+        &mut self,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        journal: &mut impl Journal,
+    ) -> Outcome {
+        // SAFETY: forwarded contract.
+        let scan = unsafe { K::scan4::<SHAPE>(&self.geo, buckets, rems, M::SAME_REM) };
+        let table_start = self.table.as_ptr() as usize;
+        let (rem_bits, counter_max, cell_mask) =
+            (self.geo.rem_bits, self.geo.counter_max, self.geo.cell_mask);
+        if scan.hits != 0 {
+            let at = scan.hits.trailing_zeros();
+            let (i, j) = ((at / 8) as usize, at % 8);
+            // SAFETY: `buckets[i]` is a bucket of this table and `j < w` (a hit).
+            let cell = unsafe { self.cell_at(buckets[i], j) };
+            if cell >> rem_bits != counter_max {
+                let offset = buckets[i] as usize - table_start;
+                if !journal.record(offset, j, cell, cell + (1 << rem_bits)) {
+                    return Outcome::NoMemory;
+                }
+                // SAFETY: a bucket offset and `j < w`; the counter is below its maximum,
+                // so the increment stays inside the cell.
+                unsafe { self.add_to_cell::<true>(offset, j, 1 << rem_bits) };
+            }
+            self.len += 1;
+            return Outcome::Existing;
+        }
+        // Least-loaded bucket, leftmost on ties: the minimum of `load * 8 + i` (no
+        // data-dependent branch).
+        let mut best = u32::MAX;
+        for i in 0..4u32 {
+            let key = (((scan.occupied >> (8 * i)) & 0xff).count_ones() << 3) | i;
+            best = core::hint::select_unpredictable(key < best, key, best);
+        }
+        let i = (best & 3) as usize;
+        let free = !(scan.occupied >> (8 * i)) & cell_mask;
+        if free == 0 {
+            return Outcome::Full;
+        }
+        let j = free.trailing_zeros();
+        let offset = buckets[i] as usize - table_start;
+        let cell = rems[i] | (1 << rem_bits);
+        if !journal.record(offset, j, 0, cell) {
+            return Outcome::NoMemory;
+        }
+        // SAFETY: a bucket offset and `j < w` (a free cell, all zero).
+        unsafe { self.add_to_cell::<true>(offset, j, cell) };
+        self.len += 1;
+        self.occupied += 1;
+        Outcome::New
+    }
+
+    /// [`remove_located`](Self::remove_located) for `d = 4` buckets of at most 8 cells.
+    ///
+    /// # Safety
+    /// As for `insert_located4`.
+    #[inline(always)]
+    unsafe fn remove_located4<K: Kernel, M: MapKind, const SHAPE: u8>(
+        &mut self,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        journal: &mut impl Journal,
+    ) -> Outcome {
+        // SAFETY: forwarded contract.
+        let hits = unsafe { K::scan4::<SHAPE>(&self.geo, buckets, rems, M::SAME_REM) }.hits;
+        if hits == 0 {
+            return Outcome::Absent;
+        }
+        let at = hits.trailing_zeros();
+        let (i, j) = ((at / 8) as usize, at % 8);
+        let offset = buckets[i] as usize - self.table.as_ptr() as usize;
+        let (rem_bits, counter_max) = (self.geo.rem_bits, self.geo.counter_max);
+        // SAFETY: `buckets[i]` is a bucket of this table and `j < w` (a hit).
+        let cell = unsafe { self.cell_at(buckets[i], j) };
+        let counter = cell >> rem_bits;
+        if counter != counter_max {
+            // Counter 1: free the cell (subtract all of it); else decrement.
+            let delta = if counter == 1 { cell } else { 1 << rem_bits };
+            if !journal.record(offset, j, cell, cell - delta) {
+                return Outcome::NoMemory;
+            }
+            // SAFETY: a bucket offset and `j < w`; `delta <= cell` field-wise (no
+            // borrow out of the cell).
+            unsafe { self.add_to_cell::<false>(offset, j, delta) };
+            self.occupied -= u64::from(counter == 1);
+        }
+        self.len = self.len.saturating_sub(1);
+        Outcome::Existing
+    }
+
     /// Removes one occurrence of the fingerprint whose candidates are given.
     ///
     /// # Safety
     /// As for `insert_located`.
     #[inline(always)]
-    unsafe fn remove_located<K: Kernel, const SHAPE: u8>(
+    unsafe fn remove_located<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
         buckets: &[*const u8; 8],
         rems: &[u32; 8],
         d: usize,
         journal: &mut impl Journal,
     ) -> Outcome {
+        if D == 4 && SHAPE != SHAPE_ANY {
+            // SAFETY: forwarded contract.
+            return unsafe { self.remove_located4::<K, M, SHAPE>(buckets, rems, journal) };
+        }
         let mut scans = [Scan::default(); 8];
         for i in 0..d {
             // SAFETY: as in `contains_with`.
@@ -691,7 +871,7 @@ impl<S> DLeftCountingBloomFilter<S> {
         let mut rems = [0u32; 8];
         let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
         // SAFETY: located above; forwarded contract.
-        unsafe { self.insert_located::<K, SHAPE>(&buckets, &rems, d, &mut NoJournal) }
+        unsafe { self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
     /// # Safety
@@ -705,7 +885,7 @@ impl<S> DLeftCountingBloomFilter<S> {
         let mut rems = [0u32; 8];
         let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
         // SAFETY: located above; forwarded contract.
-        unsafe { self.remove_located::<K, SHAPE>(&buckets, &rems, d, &mut NoJournal) }
+        unsafe { self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
     /// Inserts (`INSERT`) or removes every hash, locating and prefetching a few keys
@@ -750,9 +930,9 @@ impl<S> DLeftCountingBloomFilter<S> {
             // SAFETY: located above; forwarded contract.
             let outcome = unsafe {
                 if INSERT {
-                    self.insert_located::<K, SHAPE>(&buckets, &rems, d, journal)
+                    self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
                 } else {
-                    self.remove_located::<K, SHAPE>(&buckets, &rems, d, journal)
+                    self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
                 }
             };
             if matches!(outcome, Outcome::Full | Outcome::Absent | Outcome::NoMemory) {
@@ -913,8 +1093,11 @@ impl<S> DLeftCountingBloomFilter<S> {
                     prefetch_read(p);
                 }
             }
+            let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
             // SAFETY: as in `contains_with`.
-            *out = unsafe { K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d) };
+            *out = unsafe {
+                K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM)
+            };
         }
     }
 }
@@ -951,50 +1134,96 @@ fn prefetch_read(p: *const u8) {
     let _ = p;
 }
 
-/// Runs `$generic::<Kernel, Map, SHAPE, D>` for the filter's backend, permutation family,
-/// bucket shape and subtable count, so the probe loops carry no branch on them. The AVX2
-/// instances are compiled inside `#[target_feature(enable = "avx2")]` functions so the
-/// kernel inlines.
+/// The instance of the generic operations a filter runs: kernel, permutation family,
+/// bucket shape and subtable count, chosen once (construction, `set_backend`) so that
+/// each operation dispatches with one jump.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+mod route {
+    pub(super) const AVX2_POW2_SMALL_4: u8 = 0;
+    pub(super) const AVX2_POW2_NARROW_4: u8 = 1;
+    pub(super) const AVX2_POW2_ANY: u8 = 2;
+    pub(super) const AVX2_GENERAL_SMALL_4: u8 = 3;
+    pub(super) const AVX2_GENERAL_NARROW_4: u8 = 4;
+    pub(super) const AVX2_GENERAL_ANY: u8 = 5;
+    pub(super) const SCALAR_POW2_4: u8 = 6;
+    pub(super) const SCALAR_POW2_ANY: u8 = 7;
+    pub(super) const SCALAR_GENERAL_4: u8 = 8;
+    pub(super) const SCALAR_GENERAL_ANY: u8 = 9;
+}
+
+/// The [`route`] of a filter with geometry `g` and permutation family `pow2`, running the
+/// AVX2 kernel iff `avx2` (which only [`kernel_is_avx2`] may set).
+fn route_of(avx2: bool, pow2: bool, g: &Geometry) -> u8 {
+    use route::*;
+    let d4 = g.d == 4;
+    if avx2 {
+        match (pow2, g.shape(), d4) {
+            (true, SHAPE_SMALL, true) => AVX2_POW2_SMALL_4,
+            (true, SHAPE_NARROW, true) => AVX2_POW2_NARROW_4,
+            (true, _, _) => AVX2_POW2_ANY,
+            (false, SHAPE_SMALL, true) => AVX2_GENERAL_SMALL_4,
+            (false, SHAPE_NARROW, true) => AVX2_GENERAL_NARROW_4,
+            (false, _, _) => AVX2_GENERAL_ANY,
+        }
+    } else {
+        match (pow2, d4) {
+            (true, true) => SCALAR_POW2_4,
+            (true, false) => SCALAR_POW2_ANY,
+            (false, true) => SCALAR_GENERAL_4,
+            (false, false) => SCALAR_GENERAL_ANY,
+        }
+    }
+}
+
+/// Runs `$generic::<Kernel, Map, SHAPE, D>` for the filter's [`route`] (backend,
+/// permutation family, bucket shape and subtable count, fixed when the filter is built or
+/// its backend set), so the probe loops carry no branch on them. The AVX2 instances are
+/// compiled inside `#[target_feature(enable = "avx2")]` functions so the kernel inlines.
 macro_rules! dispatch {
     ($this:ident, $generic:ident, $self_ty:ty, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {{
-        let pow2 = $this.perm.pow2;
-        let d4 = $this.geo.d == 4;
         #[cfg(target_arch = "x86_64")]
-        {
-            if $this.avx2 {
-                #[target_feature(enable = "avx2,popcnt,bmi1")]
-                unsafe fn avx2<S, M: MapKind, const SHAPE: u8, const D: usize>(
-                    this: $self_ty,
-                    $($arg: $ty),*
-                ) -> $ret {
-                    // SAFETY: runs only with AVX2 (and POPCNT, BMI1) enabled; `SHAPE` and `D` match the
-                    // geometry (chosen below).
-                    unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
-                }
-                let shape = $this.geo.shape();
-                // SAFETY: `avx2` is set only by `kernel_is_avx2`, which confirmed AVX2,
-                // POPCNT and BMI1 on this CPU; `SHAPE` is
-                // `geo.shape()` (or `SHAPE_ANY`) and `D` is 4 only when `geo.d == 4`.
-                return unsafe {
-                    match (pow2, shape, d4) {
-                        (true, SHAPE_SMALL, true) => avx2::<S, Pow2Map, SHAPE_SMALL, 4>($this, $($arg),*),
-                        (true, SHAPE_NARROW, true) => avx2::<S, Pow2Map, SHAPE_NARROW, 4>($this, $($arg),*),
-                        (true, _, _) => avx2::<S, Pow2Map, SHAPE_ANY, 0>($this, $($arg),*),
-                        (false, SHAPE_SMALL, true) => avx2::<S, GeneralMap, SHAPE_SMALL, 4>($this, $($arg),*),
-                        (false, SHAPE_NARROW, true) => avx2::<S, GeneralMap, SHAPE_NARROW, 4>($this, $($arg),*),
-                        (false, _, _) => avx2::<S, GeneralMap, SHAPE_ANY, 0>($this, $($arg),*),
-                    }
-                };
-            }
+        #[target_feature(enable = "avx2,popcnt,bmi1")]
+        unsafe fn avx2<S, M: MapKind, const SHAPE: u8, const D: usize>(
+            this: $self_ty,
+            $($arg: $ty),*
+        ) -> $ret {
+            // SAFETY: runs only with AVX2 (and POPCNT, BMI1) enabled; `SHAPE` and `D` match the
+            // geometry (chosen by `route_of`).
+            unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
         }
-        // SAFETY: the scalar kernel needs no CPU feature; `SHAPE_ANY` and `D = 0` fit any
-        // geometry, `D = 4` only `geo.d == 4`.
+        /// The scalar instances, out of line so that the dispatch itself stays small
+        /// enough to inline into callers.
+        #[inline(never)]
+        unsafe fn scalar<S, M: MapKind, const D: usize>(
+            this: $self_ty,
+            $($arg: $ty),*
+        ) -> $ret {
+            // SAFETY: the scalar kernel needs no CPU feature; `SHAPE_ANY` fits any
+            // geometry and `D` is 4 only when `geo.d == 4` (chosen by `route_of`).
+            unsafe { this.$generic::<Scalar, M, SHAPE_ANY, D>($($arg),*) }
+        }
+        // SAFETY: an AVX2 route is set only when `kernel_is_avx2` confirmed AVX2, POPCNT
+        // and BMI1 on this CPU (`route_of`); `SHAPE` is `geo.shape()` or `SHAPE_ANY`, and
+        // `D` is 4 only when `geo.d == 4`. The scalar kernel needs no CPU feature;
+        // `SHAPE_ANY` and `D = 0` fit any geometry.
         unsafe {
-            match (pow2, d4) {
-                (true, true) => $this.$generic::<Scalar, Pow2Map, SHAPE_ANY, 4>($($arg),*),
-                (true, false) => $this.$generic::<Scalar, Pow2Map, SHAPE_ANY, 0>($($arg),*),
-                (false, true) => $this.$generic::<Scalar, GeneralMap, SHAPE_ANY, 4>($($arg),*),
-                (false, false) => $this.$generic::<Scalar, GeneralMap, SHAPE_ANY, 0>($($arg),*),
+            match $this.route {
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_GENERAL_SMALL_4 => avx2::<S, GeneralMap, SHAPE_SMALL, 4>($this, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_GENERAL_NARROW_4 => avx2::<S, GeneralMap, SHAPE_NARROW, 4>($this, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_GENERAL_ANY => avx2::<S, GeneralMap, SHAPE_ANY, 0>($this, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_POW2_SMALL_4 => avx2::<S, Pow2Map, SHAPE_SMALL, 4>($this, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_POW2_NARROW_4 => avx2::<S, Pow2Map, SHAPE_NARROW, 4>($this, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                route::AVX2_POW2_ANY => avx2::<S, Pow2Map, SHAPE_ANY, 0>($this, $($arg),*),
+                route::SCALAR_POW2_4 => scalar::<S, Pow2Map, 4>($this, $($arg),*),
+                route::SCALAR_POW2_ANY => scalar::<S, Pow2Map, 0>($this, $($arg),*),
+                route::SCALAR_GENERAL_4 => scalar::<S, GeneralMap, 4>($this, $($arg),*),
+                _ => scalar::<S, GeneralMap, 0>($this, $($arg),*),
             }
         }
     }};
@@ -1223,7 +1452,7 @@ impl<S: Clone> Clone for DLeftCountingBloomFilter<S> {
             perm: self.perm.clone(),
             table: self.table.clone(),
             backend: self.backend,
-            avx2: self.avx2,
+            route: self.route,
             len: self.len,
             occupied: self.occupied,
             seed: self.seed,

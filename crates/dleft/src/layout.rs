@@ -63,6 +63,12 @@ pub(crate) struct Geometry {
     pub(crate) shuffle: [u8; 32],
     /// For lane `j`: the bit offset of cell `j` inside its first shuffled byte.
     pub(crate) shuffle_shift: [i32; 8],
+    /// For lane `j`: the remainder field of cell `j` where the byte shuffle leaves it,
+    /// `rem_mask << shuffle_shift[j]` (narrow cells).
+    pub(crate) rem_lanes: [i32; 8],
+    /// For lane `j`: the counter field of cell `j` where the byte shuffle leaves it,
+    /// `counter_field << shuffle_shift[j]` (narrow cells).
+    pub(crate) counter_lanes: [i32; 8],
     /// [`shuffle`](Self::shuffle) for buckets of at most 16 bytes: both halves index the
     /// same 16 bytes (one broadcast load).
     pub(crate) shuffle_small: [u8; 32],
@@ -93,6 +99,9 @@ pub(crate) struct Geometry {
     pub(crate) counter_max: u32,
     /// `2^w - 1`.
     pub(crate) cell_mask: u32,
+    /// [`cell_mask`](Self::cell_mask) in each of the four bytes (`w <= 8`; else 0): the
+    /// valid bits of a [`Scan4`](crate::arch::Scan4) mask.
+    pub(crate) cell_mask4: u32,
 }
 
 fn invalid(name: &'static str, value: u64, reason: &'static str) -> DLeftError {
@@ -165,6 +174,8 @@ impl Geometry {
             shuffle: [0x80; 32],
             shuffle_small: [0x80; 32],
             shuffle_shift: [0; 8],
+            rem_lanes: [0; 8],
+            counter_lanes: [0; 8],
             hi_byte: (4 * cell_bits / 8) as usize,
             narrow: cell_bits <= 25,
             d: d as usize,
@@ -178,6 +189,11 @@ impl Geometry {
             counter_field: (((1u64 << counter_bits) - 1) << rem_bits) as u32,
             counter_max: (1u32 << counter_bits) - 1,
             cell_mask: ((1u64 << cells) - 1) as u32,
+            cell_mask4: if cells <= 8 {
+                ((1u32 << cells) - 1) * 0x0101_0101
+            } else {
+                0
+            },
         };
         for j in 0..8 {
             let bit = j as u32 * cell_bits;
@@ -189,6 +205,8 @@ impl Geometry {
             let base = if j < 4 { 0 } else { g.hi_byte as u32 };
             let first = bit / 8 - base;
             g.shuffle_shift[j] = (bit % 8) as i32;
+            g.rem_lanes[j] = (u64::from(g.rem_mask) << (bit % 8)) as u32 as i32;
+            g.counter_lanes[j] = (u64::from(g.counter_field) << (bit % 8)) as u32 as i32;
             for k in 0..4u32 {
                 if first + k < 16 {
                     g.shuffle[j * 4 + k as usize] = (first + k) as u8;
@@ -297,6 +315,9 @@ pub(crate) fn split_hash(g: &Geometry, h: u64) -> (u64, u64) {
 /// One family of permutations, chosen at compile time so the probe loops have no branch
 /// on it.
 pub(crate) trait MapKind {
+    /// Whether every subtable stores the same remainder (`v`) for a fingerprint.
+    const SAME_REM: bool;
+
     /// (bucket byte offset, remainder) in subtable `i < d` of the fingerprint
     /// `f = u 2^r + v`.
     fn at(g: &Geometry, p: &Permutations, u: u64, v: u64, f: u64, i: usize) -> (usize, u32);
@@ -309,6 +330,8 @@ pub(crate) struct Pow2Map;
 pub(crate) struct GeneralMap;
 
 impl MapKind for Pow2Map {
+    const SAME_REM: bool = false;
+
     #[inline(always)]
     fn at(g: &Geometry, p: &Permutations, _u: u64, _v: u64, f: u64, i: usize) -> (usize, u32) {
         let x = p.mult[i & 7].wrapping_mul(f) & p.fmask;
@@ -321,6 +344,8 @@ impl MapKind for Pow2Map {
 }
 
 impl MapKind for GeneralMap {
+    const SAME_REM: bool = true;
+
     #[inline(always)]
     fn at(g: &Geometry, p: &Permutations, u: u64, v: u64, _f: u64, i: usize) -> (usize, u32) {
         let x = v.wrapping_mul(p.mult[i & 7]).wrapping_add(p.add[i & 7]);

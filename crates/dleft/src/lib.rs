@@ -67,12 +67,16 @@
 //! of buckets per subtable is any integer, not only a power of two, so the table is
 //! never oversized by up to 2x; see [`layout`] for the bijection used then.
 //!
-//! A bucket is matched with one AVX2 pass (unpack eight cells into 32-bit lanes with one
-//! `vpshufb` and one `vpsrlvd`, one `vpcmpeqd`; see [`arch`]); a query ORs the compares
-//! of its `d` buckets and branches once. The kernel is chosen at run time (scalar
-//! fallback, also the test oracle), and the hot paths are specialised for the shape of
-//! the table (permutation family, bucket width, `d = 4`). Batch queries, inserts and
-//! removes locate and prefetch buckets a few keys ahead.
+//! A bucket is matched with one AVX2 pass (one `vpshufb` puts each of the eight cells
+//! into its own 32-bit lane, then one `vpand` and one `vpcmpeqd` against the query
+//! remainder shifted the same way; see [`arch`]); a query ORs the compares of its `d`
+//! buckets and branches once, and needs no counter test unless the remainder is 0 (an
+//! empty cell is all zero). Inserts and removes scan their four buckets in one pass into
+//! packed hit and occupancy masks and update a cell with one add or subtract. The kernel
+//! is chosen at run time (scalar fallback, also the test oracle), and the hot paths are
+//! specialised for the shape of the table (permutation family, bucket width, `d = 4`),
+//! the instance picked once per filter so an operation dispatches with one jump. Batch
+//! queries, inserts and removes locate and prefetch buckets a few keys ahead.
 //!
 //! ## Errors and guarantees
 //!

@@ -290,11 +290,14 @@ fn run(s: Shape, ops: &[Op]) -> Result<(), TestCaseError> {
             (_, Ok(3)) => {}
             (op, res) => return Err(TestCaseError::fail(format!("{op:?} gave {res:?}"))),
         }
-        // Exact queries for every key of the universe (resident or not).
+        // Exact queries for every key of the universe (resident or not), on every
+        // backend (each has its own query kernels).
         for k in 0u64..300 {
             let want = model.expected_count(f.fingerprint(&k));
-            prop_assert_eq!(f.count(&k), want, "count of key {}", k);
-            prop_assert_eq!(f.contains(&k), want != 0, "contains of key {}", k);
+            for g in &filters {
+                prop_assert_eq!(g.count(&k), want, "count of key {} ({:?})", k, g.backend());
+                prop_assert_eq!(g.contains(&k), want != 0, "contains of key {}", k);
+            }
         }
         prop_assert_eq!(f.len(), model.len);
         prop_assert_eq!(f.occupied_cells(), model.occupied());

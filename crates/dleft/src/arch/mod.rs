@@ -3,8 +3,9 @@
 //! Every kernel exists once in `scalar` (portable, always compiled, the test oracle)
 //! and again in `avx2` (x86-64): eight packed cells are unpacked into eight 32-bit lanes
 //! (one `vpshufb` and one `vpsrlvd` for cells of up to 25 bits, two `vpermd` and two
-//! variable shifts for wider ones), then compared with one `vpcmpeqd`, the way
-//! hashbrown's `Group::match_tag` compares a group of control bytes. The filter stores
+//! variable shifts for wider ones; or only the `vpshufb`, comparing the cells in place
+//! against a shifted query), then compared with one `vpcmpeqd`, the way hashbrown's
+//! `Group::match_tag` compares a group of control bytes. The filter stores
 //! the [`Backend`] chosen at construction ([`Backend::detect`]) and dispatches once per
 //! operation (once per batch for batch calls) into a `#[target_feature]` function where
 //! the kernel inlines; no probe pays for a feature check. The tests run every kernel
@@ -26,6 +27,16 @@ pub use bloomforge_core::Backend;
 pub(crate) struct Scan {
     /// Occupied cells whose remainder equals the query remainder.
     pub(crate) matches: u32,
+    /// Occupied cells (counter != 0).
+    pub(crate) occupied: u32,
+}
+
+/// Result of scanning four buckets of at most 8 cells each (`d = 4`): bit `8 i + j` of
+/// each mask describes cell `j` of bucket `i`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan4 {
+    /// Occupied cells whose remainder equals their bucket's query remainder.
+    pub(crate) hits: u32,
     /// Occupied cells (counter != 0).
     pub(crate) occupied: u32,
 }
@@ -57,12 +68,44 @@ pub(crate) unsafe trait Kernel {
     /// `d <= 8`; each `buckets[i]`, `i < d`, is valid for reads of `g.bucket_bytes +
     /// SLACK` bytes; the CPU supports `Self::BACKEND`; `SHAPE` is `SHAPE_ANY` or
     /// `g.shape()`.
+    /// `no_zero_rem` says that no `rems[i]`, `i < d`, is 0: then a cell whose remainder
+    /// field matches is occupied (an empty cell is all zero), and kernels may skip the
+    /// counter test.
+    /// `same_rem` says that `rems[0..d]` are all equal (kernels may broadcast once).
     unsafe fn any_match<const SHAPE: u8>(
         g: &Geometry,
         buckets: &[*const u8; 8],
         rems: &[u32; 8],
         d: usize,
+        no_zero_rem: bool,
+        same_rem: bool,
     ) -> bool;
+
+    /// [`scan`](Self::scan) of the four buckets `buckets[..4]` (remainders `rems[..4]`)
+    /// at once, as packed masks (bit `8 i + j`: cell `j` of bucket `i`).
+    ///
+    /// # Safety
+    /// `g.cells <= 8`; each `buckets[i]`, `i < 4`, is valid for reads of
+    /// `g.bucket_bytes + SLACK` bytes; the CPU supports `Self::BACKEND`; `SHAPE` is
+    /// `SHAPE_ANY` or `g.shape()`.
+    /// `same_rem` says that `rems[0..4]` are all equal (kernels may broadcast once).
+    #[inline(always)]
+    unsafe fn scan4<const SHAPE: u8>(
+        g: &Geometry,
+        buckets: &[*const u8; 8],
+        rems: &[u32; 8],
+        same_rem: bool,
+    ) -> Scan4 {
+        let _ = same_rem;
+        let mut s = Scan4::default();
+        for i in 0..4 {
+            // SAFETY: forwarded contract.
+            let b = unsafe { Self::scan::<SHAPE>(g, buckets[i], rems[i]) };
+            s.hits |= b.matches << (8 * i);
+            s.occupied |= b.occupied << (8 * i);
+        }
+        s
+    }
 
     /// Only the match mask of [`scan`](Self::scan).
     ///
@@ -189,6 +232,150 @@ mod tests {
                 )
             }
         });
+    }
+
+    /// A kernel's four-bucket entry points under test: (buckets, remainders, same
+    /// remainder) -> (`scan4`, `any_match`).
+    type FourUnderTest<'a> =
+        &'a dyn Fn(&Geometry, &[*const u8; 8], &[u32; 8], bool) -> (Scan4, bool);
+
+    /// Four buckets of geometry `g` with random cells, each followed by junk; returns the
+    /// packed buffers (bucket plus slack each) and the cells.
+    fn four_buckets(
+        g: &Geometry,
+        rems: &[u32; 8],
+        next: &mut impl FnMut() -> u64,
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u32>>) {
+        let mut bufs = Vec::new();
+        let mut all = Vec::new();
+        for &rem in rems.iter().take(4) {
+            let cells: Vec<u32> = (0..g.cells)
+                .map(|_| {
+                    let x = next();
+                    let cnt = match x % 4 {
+                        0 => 0,
+                        1 => g.counter_max,
+                        _ => (x >> 8) as u32 & g.counter_max,
+                    };
+                    let rm = if (x >> 4).is_multiple_of(3) {
+                        rem
+                    } else {
+                        (x >> 32) as u32 & g.rem_mask
+                    };
+                    if cnt == 0 {
+                        0
+                    } else {
+                        rm | (cnt << g.rem_bits)
+                    }
+                })
+                .collect();
+            bufs.push(pack(g, &cells, next()));
+            all.push(cells);
+        }
+        (bufs, all)
+    }
+
+    /// The four-bucket entry points (`scan4`, `any_match`) of a kernel against the naive
+    /// scan, for every bucket shape of up to 8 cells, equal and distinct remainders, and
+    /// remainder 0.
+    fn check_four(kernel: FourUnderTest<'_>) {
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix64(state)
+        };
+        for c in [1u32, 2, 3, 8] {
+            for r in 1..=(32 - c) {
+                for w in 1..=8u32 {
+                    let g = Geometry::new(4, 8, w, r, c).unwrap();
+                    for trial in 0..8 {
+                        let same = trial % 2 == 0;
+                        // Remainder 0 everywhere (trials 0, 1), in bucket 2 only (trial
+                        // 3), else random; `same`: one remainder for all buckets.
+                        let mut rems = [0u32; 8];
+                        for (i, x) in rems.iter_mut().enumerate().take(4) {
+                            if trial >= 2 && !(trial == 3 && i == 2) {
+                                *x = next() as u32 & g.rem_mask;
+                            }
+                        }
+                        if same {
+                            rems = [rems[0]; 8];
+                        }
+                        let (bufs, cells) = four_buckets(&g, &rems, &mut next);
+                        let mut ptrs = [core::ptr::null(); 8];
+                        for (p, b) in ptrs.iter_mut().zip(&bufs) {
+                            *p = b.as_ptr();
+                        }
+                        let mut want = Scan4::default();
+                        for i in 0..4 {
+                            let s = naive(&g, &cells[i], rems[i]);
+                            want.hits |= s.matches << (8 * i);
+                            want.occupied |= s.occupied << (8 * i);
+                        }
+                        let (got, any) = kernel(&g, &ptrs, &rems, same);
+                        assert_eq!(got, want, "w={w} r={r} c={c} rems={rems:?} {cells:?}");
+                        assert_eq!(any, want.hits != 0, "any_match w={w} r={r} c={c}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_four_matches_naive() {
+        check_four(&|g, ptrs, rems, same| {
+            let nz = rems.iter().take(4).all(|&r| r != 0);
+            // SAFETY: each pointer holds a bucket plus SLACK bytes; w <= 8; scalar needs
+            // no CPU feature.
+            unsafe {
+                (
+                    scalar::Scalar::scan4::<0>(g, ptrs, rems, same),
+                    scalar::Scalar::any_match::<0>(g, ptrs, rems, 4, nz, same),
+                )
+            }
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_four_matches_naive() {
+        if !Backend::Avx2.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn run(
+            g: &Geometry,
+            p: &[*const u8; 8],
+            rems: &[u32; 8],
+            same: bool,
+        ) -> (Scan4, bool) {
+            use crate::layout::{SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL};
+            use avx2::Avx2;
+            let nz = rems.iter().take(4).all(|&r| r != 0);
+            // SAFETY: each pointer holds a bucket plus SLACK bytes; w <= 8; the caller
+            // checked AVX2; each shaped call matches `g.shape()`.
+            unsafe {
+                let any = (
+                    Avx2::scan4::<SHAPE_ANY>(g, p, rems, same),
+                    Avx2::any_match::<SHAPE_ANY>(g, p, rems, 4, nz, same),
+                );
+                let shaped = match g.shape() {
+                    SHAPE_SMALL => (
+                        Avx2::scan4::<SHAPE_SMALL>(g, p, rems, same),
+                        Avx2::any_match::<SHAPE_SMALL>(g, p, rems, 4, nz, same),
+                    ),
+                    SHAPE_NARROW => (
+                        Avx2::scan4::<SHAPE_NARROW>(g, p, rems, same),
+                        Avx2::any_match::<SHAPE_NARROW>(g, p, rems, 4, nz, same),
+                    ),
+                    _ => any,
+                };
+                assert_eq!(shaped, any);
+                any
+            }
+        }
+        // SAFETY: AVX2 availability was checked above.
+        check_four(&|g, p, rems, same| unsafe { run(g, p, rems, same) });
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -52,6 +52,8 @@ unsafe impl Kernel for Scalar {
         buckets: &[*const u8; 8],
         rems: &[u32; 8],
         d: usize,
+        _no_zero_rem: bool,
+        _same_rem: bool,
     ) -> bool {
         // SAFETY: forwarded contract (`d <= 8`, readable buckets).
         (0..d).any(|i| unsafe { Self::matches::<SHAPE>(g, buckets[i], rems[i]) } != 0)
