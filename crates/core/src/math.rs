@@ -406,30 +406,43 @@ const MAX_BITS_PER_KEY: f64 = 256.0;
 /// Largest k the blocked sizing considers.
 pub const BLOCKED_SIZING_MAX_K: u32 = 24;
 
-/// Conditional FP tables for a 512-bit block, one per `k`, grown on demand and kept for
-/// the process: sizing a blocked filter is then a few dot products (the first call costs
-/// a few milliseconds).
-fn blocked512_table(k: u32, imax: usize) -> Vec<f64> {
-    static TABLES: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
+/// `block_inner_fp(block_bits, k, .., Replace)[..=imax]` (the FP of a block holding `i`
+/// keys, for `i = 0..=imax`), from tables kept for the process per `(block_bits, k)` and
+/// grown on demand: sizing a blocked layout is then a few dot products (the first call
+/// costs milliseconds). Shared by core's 512-bit blocks and the counting crate's
+/// 128-counter lines.
+pub fn block_inner_fp_cached(block_bits: usize, k: u32, imax: usize) -> Vec<f64> {
+    type Tables = Vec<((usize, u32), Vec<f64>)>;
+    static TABLES: Mutex<Tables> = Mutex::new(Vec::new());
     let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-    if tables.len() < BLOCKED_SIZING_MAX_K as usize {
-        tables.resize(BLOCKED_SIZING_MAX_K as usize, Vec::new());
-    }
-    let table = &mut tables[(k - 1) as usize];
+    let at = match tables.iter().position(|(key, _)| *key == (block_bits, k)) {
+        Some(at) => at,
+        None => {
+            tables.push(((block_bits, k), Vec::new()));
+            tables.len() - 1
+        }
+    };
+    let table = &mut tables[at].1;
     if table.len() <= imax {
-        *table = block_inner_fp(512, k, imax + imax / 2, ProbeModel::Replace, 1);
+        *table = block_inner_fp(block_bits, k, imax + imax / 2, ProbeModel::Replace, 1);
     }
     table[..=imax].to_vec()
+}
+
+/// [`blocked_fp`] with probes with replacement at `c` bits per key, through
+/// [`block_inner_fp_cached`] for `k <= 24` (larger `k` is computed directly).
+pub fn blocked_fp_cached(c: f64, block_bits: usize, k: u32) -> f64 {
+    if k == 0 || k > BLOCKED_SIZING_MAX_K {
+        return blocked_fp(c, block_bits, k, ProbeModel::Replace);
+    }
+    let w = poisson_pmf_window(block_bits as f64 / c, MIX_EPS);
+    mix(&w, &block_inner_fp_cached(block_bits, k, w.len() - 1))
 }
 
 /// FP of a 512-bit blocked filter (probes with replacement) at `c` bits per key, with the
 /// conditional tables cached (`k <= 24`; larger `k` falls back to [`blocked_fp`]).
 pub fn blocked512_fp(c: f64, k: u32) -> f64 {
-    if k == 0 || k > BLOCKED_SIZING_MAX_K {
-        return blocked_fp(c, 512, k, ProbeModel::Replace);
-    }
-    let w = poisson_pmf_window(512.0 / c, MIX_EPS);
-    mix(&w, &blocked512_table(k, w.len() - 1))
+    blocked_fp_cached(c, 512, k)
 }
 
 /// Smallest bits-per-key `c` with `fp(c) <= p`, for `fp` decreasing in `c`, searched

@@ -7,8 +7,9 @@
 //! (probes with replacement) for [`CounterLayout::Blocked`](crate::CounterLayout), the
 //! standard formula for [`CounterLayout::Standard`](crate::CounterLayout).
 
-use bloomforge_core::math::{block_inner_fp, poisson_pmf_window, std_bits_per_key, ProbeModel};
-use std::sync::Mutex;
+use bloomforge_core::math::{
+    block_inner_fp_cached, blocked_fp_cached, poisson_pmf_window, std_bits_per_key,
+};
 
 /// Largest `k` the blocked sizing considers.
 pub const SIZING_MAX_K: u32 = 24;
@@ -18,32 +19,17 @@ const MIX_EPS: f64 = 1e-15;
 const MIN_COUNTERS_PER_KEY: f64 = 1.6;
 const MAX_COUNTERS_PER_KEY: f64 = 256.0;
 
-/// Conditional FP tables of a 128-counter line, one per `k`, grown on demand and kept for
-/// the process, so sizing costs a few dot products after the first call (a few hundred
-/// microseconds).
+/// The conditional FP table of a 128-counter line for `k` probes (core's process-wide
+/// cache, shared with its 512-bit blocks).
 fn line_table(k: u32, imax: usize) -> Vec<f64> {
-    static TABLES: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
-    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-    if tables.len() < SIZING_MAX_K as usize {
-        tables.resize(SIZING_MAX_K as usize, Vec::new());
-    }
-    let table = &mut tables[(k - 1) as usize];
-    if table.len() <= imax {
-        *table = block_inner_fp(128, k, imax + imax / 2, ProbeModel::Replace, 1);
-    }
-    table[..=imax].to_vec()
+    block_inner_fp_cached(128, k, imax)
 }
 
 /// False-positive rate of the blocked counting layout at `c` counters per key with `k`
 /// probes: `bloomforge_core::math::blocked_fp(c, 128, k, ProbeModel::Replace)`, with the
 /// conditional tables cached (`k <= 24`; larger `k` is computed directly).
 pub fn blocked_fp(c: f64, k: u32) -> f64 {
-    if k == 0 || k > SIZING_MAX_K {
-        return bloomforge_core::math::blocked_fp(c, 128, k, ProbeModel::Replace);
-    }
-    let w = poisson_pmf_window(128.0 / c, MIX_EPS);
-    let table = line_table(k, w.len() - 1);
-    w.iter().zip(&table).map(|(p, f)| p * f).sum()
+    blocked_fp_cached(c, 128, k)
 }
 
 /// The best `k <= 24` and its FP at `c` counters per key. Small blocks want far fewer
@@ -108,7 +94,12 @@ mod tests {
     fn cached_fp_matches_core() {
         for &(c, k) in &[(8.0, 5), (11.0, 7), (16.0, 10), (30.0, 20)] {
             let a = blocked_fp(c, k);
-            let b = bloomforge_core::math::blocked_fp(c, 128, k, ProbeModel::Replace);
+            let b = bloomforge_core::math::blocked_fp(
+                c,
+                128,
+                k,
+                bloomforge_core::math::ProbeModel::Replace,
+            );
             assert!((a - b).abs() <= 1e-12 * b, "c={c} k={k}: {a} vs {b}");
         }
     }
