@@ -311,33 +311,49 @@ unsafe fn contains_one<K: LineKernel>(lines: &[CounterLine], hash: u64, k: u32) 
     unsafe { K::contains(&lines[l], hash as u32, k) }
 }
 
-/// Runs `op(i, line, h32)` for every item, hashing and prefetching [`PREFETCH_AHEAD`]
-/// items ahead so the cache misses of consecutive items overlap.
+/// Runs `op(i, line_index, h32)` for every item of `src` in order, hashing and
+/// prefetching (lines of the array at `base`, `num_lines` long) [`PREFETCH_AHEAD`] items
+/// ahead so the cache misses of consecutive items overlap.
+#[inline(always)]
+fn schedule<H: HashSource>(
+    base: *const CounterLine,
+    num_lines: usize,
+    src: &H,
+    mut op: impl FnMut(usize, usize, u32),
+) {
+    let n = src.len();
+    let ahead = |i: usize| {
+        let h = src.hash_at(i);
+        let l = line_index(h, num_lines);
+        // `wrapping_add` forms the address without asserting it is in bounds (it is:
+        // l < num_lines); a prefetch never faults anyway.
+        prefetch(base.wrapping_add(l));
+        (l, h as u32)
+    };
+    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = ahead(i);
+    }
+    for i in 0..n {
+        let slot = i % PREFETCH_AHEAD;
+        let (l, h32) = ring[slot];
+        if i + PREFETCH_AHEAD < n {
+            ring[slot] = ahead(i + PREFETCH_AHEAD);
+        }
+        op(i, l, h32);
+    }
+}
+
+/// [`schedule`] over a mutable line array: `op(i, line, h32)`.
 #[inline(always)]
 fn pipeline<H: HashSource>(
     lines: &mut [CounterLine],
     src: &H,
     mut op: impl FnMut(usize, &mut CounterLine, u32),
 ) {
-    let (n, nl) = (src.len(), lines.len());
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        let h = src.hash_at(i);
-        let l = line_index(h, nl);
-        prefetch(&lines[l]);
-        *slot = (l, h as u32);
-    }
-    for i in 0..n {
-        let slot = i % PREFETCH_AHEAD;
-        let (l, h32) = ring[slot];
-        if i + PREFETCH_AHEAD < n {
-            let h = src.hash_at(i + PREFETCH_AHEAD);
-            let next = line_index(h, nl);
-            prefetch(&lines[next]);
-            ring[slot] = (next, h as u32);
-        }
-        op(i, &mut lines[l], h32);
-    }
+    schedule(lines.as_ptr(), lines.len(), src, |i, l, h32| {
+        op(i, &mut lines[l], h32)
+    });
 }
 
 /// Read-only [`pipeline`].
@@ -347,25 +363,9 @@ fn pipeline_ref<H: HashSource>(
     src: &H,
     mut op: impl FnMut(usize, &CounterLine, u32),
 ) {
-    let (n, nl) = (src.len(), lines.len());
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        let h = src.hash_at(i);
-        let l = line_index(h, nl);
-        prefetch(&lines[l]);
-        *slot = (l, h as u32);
-    }
-    for i in 0..n {
-        let slot = i % PREFETCH_AHEAD;
-        let (l, h32) = ring[slot];
-        if i + PREFETCH_AHEAD < n {
-            let h = src.hash_at(i + PREFETCH_AHEAD);
-            let next = line_index(h, nl);
-            prefetch(&lines[next]);
-            ring[slot] = (next, h as u32);
-        }
-        op(i, &lines[l], h32);
-    }
+    schedule(lines.as_ptr(), lines.len(), src, |i, l, h32| {
+        op(i, &lines[l], h32)
+    });
 }
 
 #[inline(always)]
