@@ -208,8 +208,7 @@ macro_rules! block_filters {
             /// a random non-member is reported present, computed exactly from the blocks'
             /// fill (mean over blocks). Costs one pass over the filter.
             pub fn expected_false_pos(&self) -> f64 {
-                let sum: f64 = self.raw.blocks.iter().map(|b| <$L>::block_fp(b, self.raw.k)).sum();
-                sum / self.raw.blocks.len() as f64
+                <$L>::blocks_fp(&self.raw.blocks, self.raw.k)
             }
 
             /// Estimated number of distinct keys inserted, from each block's fill. Costs

@@ -80,6 +80,19 @@ pub(crate) trait Layout: 'static {
     fn theory_fp(c: f64, k: u32) -> f64;
     /// Probability that a random non-member query hashing into `block` is a false positive.
     fn block_fp(block: &Self::Block, k: u32) -> f64;
+    /// Expected FP of a filter made of `blocks` (non-empty): the mean of
+    /// [`Layout::block_fp`] over the blocks.
+    fn blocks_fp(blocks: &[Self::Block], k: u32) -> f64 {
+        blocks.iter().map(|b| Self::block_fp(b, k)).sum::<f64>() / blocks.len() as f64
+    }
+    /// Number of set bits in `blocks`.
+    fn blocks_count_ones(blocks: &[Self::Block]) -> u64 {
+        blocks
+            .iter()
+            .flat_map(|b| Self::u64_words(b))
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
     /// Estimated number of keys inserted into `block` (inverting the expected fill).
     fn block_keys(block: &Self::Block, k: u32) -> f64;
 

@@ -319,11 +319,7 @@ impl<L: Layout> RawBlocks<L> {
     }
 
     pub(crate) fn count_ones(&self) -> u64 {
-        self.blocks
-            .iter()
-            .flat_map(|b| L::u64_words(b))
-            .map(|w| u64::from(w.count_ones()))
-            .sum()
+        L::blocks_count_ones(&self.blocks)
     }
 
     pub(crate) fn clear(&mut self) {

@@ -206,15 +206,13 @@ macro_rules! views {
 
             /// Number of set bits (reads the whole payload).
             pub fn count_ones(&self) -> u64 {
-                self.blocks.iter().map(|b| u64::from(b.count_ones())).sum()
+                <$L>::blocks_count_ones(self.blocks)
             }
 
             /// The false-positive rate for the contents (reads the whole payload), as the
             /// filter's `expected_false_pos`.
             pub fn expected_false_pos(&self) -> f64 {
-                let k = self.k;
-                let sum: f64 = self.blocks.iter().map(|b| <$L>::block_fp(b, k)).sum();
-                sum / self.blocks.len() as f64
+                <$L>::blocks_fp(self.blocks, self.k)
             }
 
             /// An owned, mutable copy of the viewed filter.
