@@ -411,3 +411,49 @@ fn batches_are_all_or_nothing() {
         f.validate().unwrap();
     }
 }
+
+/// A remove batch that fails at its last key is rolled back exactly, after freeing cells
+/// in every subtable and at every cell position (freed cells are journalled compactly and
+/// restored from the key's hash): `d` = 4 and 8, `w` = 8 and 16, power-of-two and
+/// general bucket counts, keys inserted once (their removal frees the cell) and twice.
+#[test]
+fn failed_remove_batch_restores_freed_cells() {
+    for backend in Backend::available() {
+        for (d, b, w) in [(4, 64, 8), (8, 48, 16), (4, 100, 8), (2, 32, 16)] {
+            let mut f = build(d, b, w, 8, 3, 5);
+            f.set_backend(backend).unwrap();
+            let resident = keys(21, (d as usize) * (b as usize) * (w as usize) / 2);
+            let mut inserted = Vec::new();
+            for (n, k) in resident.iter().enumerate() {
+                if f.insert(k).is_ok() {
+                    inserted.push(*k);
+                    if n % 3 == 0 && f.insert(k).is_ok() {
+                        inserted.push(*k);
+                    }
+                }
+            }
+            let absent = keys(22, 1000)
+                .into_iter()
+                .find(|k| !f.contains(k))
+                .expect("an absent key");
+            let before = f.clone();
+            let mut batch = inserted.clone();
+            batch.push(absent);
+            assert_eq!(
+                f.remove_batch(&batch),
+                Err(DLeftError::BatchFailed {
+                    index: inserted.len(),
+                    error: Box::new(DLeftError::NotPresent)
+                })
+            );
+            assert!(
+                f == before,
+                "failed remove_batch changed the filter ({d}, {b}, {w})"
+            );
+            f.validate().unwrap();
+            // And without the absent key it empties the filter.
+            f.remove_batch(&inserted).unwrap();
+            assert!(f.is_empty() && f.occupied_cells() == 0);
+        }
+    }
+}
