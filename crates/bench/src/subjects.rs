@@ -612,6 +612,14 @@ impl<K: BenchKey> Subject<K> for DLeft {
             self.filter.remainder_bits(),
         ))
     }
+    fn insert_batch(&mut self, keys: &[K]) -> bool {
+        // All or nothing: a batch with a key whose buckets are all full is rolled back,
+        // then inserted key by key so the refused keys are counted as in `insert_all`.
+        if self.filter.insert_batch(keys).is_err() {
+            <Self as Subject<K>>::insert_all(self, keys);
+        }
+        true
+    }
     fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
         self.filter.contains_batch(keys, out).is_ok()
     }
