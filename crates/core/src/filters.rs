@@ -300,6 +300,7 @@ macro_rules! block_filters {
                     algorithm: S::ALGORITHM,
                     num_hashes: self.raw.k,
                     seed: self.hasher.stored_seed(),
+            key_check: self.hasher.key_check(),
                     num_bits: self.num_bits(),
                     items: self.estimated_len().round() as u64,
                     payload_len: 0,

@@ -15,11 +15,13 @@
 //! | 32 | 8 | estimated distinct keys at write time |
 //! | 40 | 8 | payload length in bytes |
 //! | 48 | 8 | XXH64 (seed 0) of the payload |
-//! | 56 | 8 | reserved (0) |
+//! | 56 | 8 | key check: for keyed hashing, a HighwayHash of a fixed string under the key (0 otherwise, or not recorded) |
 //!
 //! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
 //! filters as the Parquet bitset (little-endian `u32` words), standard filters as
-//! little-endian `u64` words. A reader checks every field before allocating, and allocates
+//! little-endian `u64` words. A reader given a hasher checks it against the stored seed and
+//! key check, so a filter is never queried with a hasher it was not built with (every key
+//! would read absent). It checks every field before allocating, and allocates
 //! only as much as the input actually holds: truncated, corrupted or hostile input yields a
 //! typed [`Error`], never a panic or an outsized allocation.
 
@@ -67,6 +69,12 @@ pub trait PersistentHasher: BuildHasher + Sized {
     /// Rebuilds the hasher from a stored seed; `None` for keyed hashers, whose key the
     /// caller must supply (`from_bytes_with_hasher`).
     fn from_stored_seed(seed: u64) -> Option<Self>;
+    /// A value that tells a keyed hasher's secret apart from others without revealing it,
+    /// written to the header so that a reader with the wrong key is refused; never 0 for
+    /// a keyed hasher. 0 (the default) for unkeyed hashers, whose seed is stored instead.
+    fn key_check(&self) -> u64 {
+        0
+    }
 }
 
 impl PersistentHasher for DefaultHasher {
@@ -86,6 +94,11 @@ impl PersistentHasher for KeyedHasher {
     }
     fn from_stored_seed(_: u64) -> Option<Self> {
         None
+    }
+    /// HighwayHash of a fixed domain string under the key: a keyed PRF output, which does
+    /// not reveal the key.
+    fn key_check(&self) -> u64 {
+        self.hash_one("bloomforge key check v1").max(1)
     }
 }
 
@@ -108,6 +121,8 @@ pub struct Header {
     pub payload_len: u64,
     /// XXH64 of the payload.
     pub checksum: u64,
+    /// [`PersistentHasher::key_check`] of the writer's hasher (0: none recorded).
+    pub key_check: u64,
 }
 
 fn corrupt(reason: &'static str) -> Error {
@@ -144,6 +159,7 @@ impl Header {
         out[32..40].copy_from_slice(&self.items.to_le_bytes());
         out[40..48].copy_from_slice(&self.payload_len.to_le_bytes());
         out[48..56].copy_from_slice(&self.checksum.to_le_bytes());
+        out[56..64].copy_from_slice(&self.key_check.to_le_bytes());
         out
     }
 
@@ -151,7 +167,7 @@ impl Header {
     ///
     /// # Errors
     /// [`Error::Corrupt`] for a short input, a wrong magic, an unknown kind or algorithm,
-    /// non-zero reserved fields; [`Error::UnsupportedVersion`] for another version.
+    /// non-zero flags; [`Error::UnsupportedVersion`] for another version.
     pub fn parse(bytes: &[u8]) -> Result<Header> {
         if bytes.len() < HEADER_LEN {
             return Err(corrupt("shorter than the 64-byte header"));
@@ -174,8 +190,8 @@ impl Header {
             2 => HashAlgorithm::HighwayKeyed,
             _ => return Err(corrupt("unknown hash algorithm")),
         };
-        if u32_at(bytes, 12) != 0 || u64_at(bytes, 56) != 0 {
-            return Err(corrupt("reserved fields are not zero"));
+        if u32_at(bytes, 12) != 0 {
+            return Err(corrupt("reserved flags are not zero"));
         }
         Ok(Header {
             kind,
@@ -186,6 +202,7 @@ impl Header {
             items: u64_at(bytes, 32),
             payload_len: u64_at(bytes, 40),
             checksum: u64_at(bytes, 48),
+            key_check: u64_at(bytes, 56),
         })
     }
 }
@@ -217,6 +234,13 @@ pub(crate) fn open<S: PersistentHasher>(
         Some(h) => h,
         None => S::from_stored_seed(header.seed).ok_or(Error::HasherMismatch)?,
     };
+    // A hasher with another seed or key would place every key elsewhere: refuse it rather
+    // than answer "absent" for every inserted key. (A key check of 0 was not recorded.)
+    if hasher.stored_seed() != header.seed
+        || (header.key_check != 0 && hasher.key_check() != header.key_check)
+    {
+        return Err(Error::HasherMismatch);
+    }
     Ok((header, payload, hasher))
 }
 

@@ -433,6 +433,7 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
             algorithm: S::ALGORITHM,
             num_hashes: self.k,
             seed: self.hasher.stored_seed(),
+            key_check: self.hasher.key_check(),
             num_bits: self.num_bits,
             items: self.estimated_len().round() as u64,
             payload_len: 0,

@@ -87,6 +87,101 @@ fn keyed_filters_need_their_key() {
     assert!(back.contains(&"secret"));
 }
 
+/// `bytes` copied to a 64-byte boundary (views borrow the blocks in place).
+fn aligned(bytes: &[u8]) -> (Vec<u8>, std::ops::Range<usize>) {
+    let mut buf = vec![0u8; bytes.len() + 64];
+    let at = buf.as_ptr().align_offset(64);
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+    (buf, at..at + bytes.len())
+}
+
+/// A reader that supplies a hasher with another seed or key would answer "absent" for
+/// every inserted key: every reader refuses it (plain filters, views, all three kinds).
+#[test]
+fn wrong_seed_or_key_is_refused() {
+    let keys = SplitMix64(5).keys(500);
+    let key = [1, 2, 3, 4];
+    let other_key = [1, 2, 3, 5];
+
+    let mut b = BlockedBloomFilter::with_num_bits(1 << 14)
+        .seed(9)
+        .hashes(6)
+        .unwrap();
+    b.insert_batch(&keys);
+    let (buf, range) = aligned(&b.to_bytes());
+    let bytes = &buf[range];
+    let wrong = DefaultHasher::with_seed(1);
+    assert_eq!(
+        BlockedBloomFilter::from_bytes_with_hasher(bytes, wrong).unwrap_err(),
+        Error::HasherMismatch
+    );
+    assert_eq!(
+        BlockedBloomFilterView::from_bytes_with_hasher(bytes, wrong).unwrap_err(),
+        Error::HasherMismatch
+    );
+    let right = BlockedBloomFilter::from_bytes_with_hasher(bytes, DefaultHasher::with_seed(9));
+    assert!(keys.iter().all(|k| right.as_ref().unwrap().contains(k)));
+
+    let mut s = SplitBlockBloomFilter::with_num_blocks(64).unwrap();
+    s.insert_batch(&keys);
+    let (buf, range) = aligned(&s.to_bytes());
+    let bytes = &buf[range];
+    assert_eq!(
+        SplitBlockBloomFilter::from_bytes_with_hasher(bytes, wrong).unwrap_err(),
+        Error::HasherMismatch
+    );
+    assert_eq!(
+        SplitBlockBloomFilterView::from_bytes_with_hasher(bytes, wrong).unwrap_err(),
+        Error::HasherMismatch
+    );
+
+    let mut st = StandardBloomFilter::with_num_bits(10_007)
+        .seed(3)
+        .hashes(7)
+        .unwrap();
+    st.insert_batch(&keys);
+    assert_eq!(
+        StandardBloomFilter::from_bytes_with_hasher(&st.to_bytes(), wrong).unwrap_err(),
+        Error::HasherMismatch
+    );
+
+    // Keyed: the header records a check value of the key, not the key.
+    let mut kb = BlockedBloomFilter::with_num_bits(1 << 14)
+        .hasher(KeyedHasher::with_key(key))
+        .hashes(6)
+        .unwrap();
+    kb.insert_batch(&keys);
+    let (buf, range) = aligned(&kb.to_bytes());
+    let bytes = &buf[range];
+    assert_ne!(Header::parse(bytes).unwrap().key_check, 0);
+    assert_eq!(
+        BlockedBloomFilter::from_bytes_with_hasher(bytes, KeyedHasher::with_key(other_key))
+            .unwrap_err(),
+        Error::HasherMismatch
+    );
+    assert_eq!(
+        BlockedBloomFilterView::from_bytes_with_hasher(bytes, KeyedHasher::with_key(other_key))
+            .unwrap_err(),
+        Error::HasherMismatch
+    );
+    let back =
+        BlockedBloomFilterView::from_bytes_with_hasher(bytes, KeyedHasher::with_key(key)).unwrap();
+    assert!(keys.iter().all(|k| back.contains(k)));
+    let mut ks = StandardBloomFilter::with_num_bits(10_007)
+        .hasher(KeyedHasher::with_key(key))
+        .hashes(7)
+        .unwrap();
+    ks.insert_batch(&keys);
+    assert_eq!(
+        StandardBloomFilter::from_bytes_with_hasher(
+            &ks.to_bytes(),
+            KeyedHasher::with_key(other_key)
+        )
+        .unwrap_err(),
+        Error::HasherMismatch
+    );
+}
+
 #[test]
 fn wrong_kind_version_and_checksum_are_errors() {
     let bytes = filled_blocked().to_bytes();

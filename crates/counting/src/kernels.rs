@@ -447,9 +447,11 @@ dispatch_fn! { d_remove_batch<H: HashSource>(lines: &mut [CounterLine], k: u32, 
 dispatch_fn! { d_contains_batch<H: HashSource>(lines: &[CounterLine], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
 
 /// Whether this CPU runs `backend`'s kernels (AVX-512 here needs AVX-512BW as well as F).
+/// `Scalar` and `Wide` both run the portable kernel (nibble counters gain nothing from
+/// `wide`'s vectors without shuffles), so both are always available.
 pub(crate) fn backend_available(backend: Backend) -> bool {
     match backend {
-        Backend::Scalar => true,
+        Backend::Scalar | Backend::Wide => true,
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
         #[cfg(all(target_arch = "x86_64", not(miri)))]

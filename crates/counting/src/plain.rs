@@ -172,6 +172,17 @@ impl<S> CountingBloomFilter<S> {
         match layout {
             CounterLayout::Blocked => {
                 let (c, k) = crate::math::blocked_size(fp);
+                // The solver caps counters per key; a target below that cap's FP is
+                // refused rather than silently missed (1e-9 relative slack for the
+                // bisection), as core's filters do.
+                let best = crate::math::blocked_fp(c, k);
+                if best > fp * (1.0 + 1e-9) {
+                    return Err(Error::UnreachableFalsePositiveRate {
+                        requested: fp,
+                        best,
+                    }
+                    .into());
+                }
                 let lines = (items as f64 * c / f64::from(LINE_COUNTERS)).ceil();
                 if lines >= MAX_LINES as f64 {
                     return Err(Error::TooLarge {
@@ -185,7 +196,16 @@ impl<S> CountingBloomFilter<S> {
             }
             CounterLayout::Standard => {
                 let (m, k) = bloomforge_core::math::std_size(items, fp);
-                Self::with_shape(layout, m, k.min(MAX_HASHES), hasher)
+                let k = k.min(MAX_HASHES);
+                let best = bloomforge_core::math::std_fp(m as f64, items as f64, k);
+                if best > fp * (1.0 + 1e-9) {
+                    return Err(Error::UnreachableFalsePositiveRate {
+                        requested: fp,
+                        best,
+                    }
+                    .into());
+                }
+                Self::with_shape(layout, m, k, hasher)
             }
         }
     }
@@ -681,7 +701,7 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     }
 
     /// The kernel backend of the blocked layout's operations (detected once per process:
-    /// AVX-512BW, AVX2 or portable).
+    /// AVX-512BW, AVX2 or portable; `Scalar` and `Wide` both select the portable kernel).
     pub fn backend(&self) -> Backend {
         self.backend
     }

@@ -106,6 +106,22 @@ fn builders_validate_input() {
         matches!(e, CountingError::Core(Error::TooLarge { .. })),
         "{e}"
     );
+    // A target below what the sizing cap reaches is refused, not silently missed (the
+    // blocked layout tops out near 2.8e-9 at 256 counters per key).
+    let e = CountingBloomFilter::with_false_pos(1e-10)
+        .expected_items(1000)
+        .unwrap_err();
+    assert!(
+        matches!(e, CountingError::Core(Error::UnreachableFalsePositiveRate { best, .. }) if best > 1e-10),
+        "{e}"
+    );
+    let f = CountingBloomFilter::with_false_pos(1e-8)
+        .expected_items(1000)
+        .unwrap();
+    assert!(
+        bloomforge_counting::math::blocked_fp(f.num_counters() as f64 / 1000.0, f.num_hashes())
+            <= 1e-8 * (1.0 + 1e-9)
+    );
     // Messages say what to do.
     assert!(CountingError::NotPresent.to_string().contains("unchanged"));
 }

@@ -325,10 +325,11 @@ impl<S> DLeftCountingBloomFilter<S> {
         n as f64 / (self.geo.d as f64 * self.geo.buckets as f64)
     }
 
-    /// The expected false-positive rate for the current number of keys ([`len`](Self::len)),
-    /// `1 - (1 - 1/(B 2^r))^n`.
+    /// The expected false-positive rate for the keys stored now, `1 - (1 - 1/(B 2^r))^n`
+    /// with `n` the distinct fingerprints held ([`occupied_cells`](Self::occupied_cells)):
+    /// a key inserted several times counts once (unlike [`len`](Self::len)).
     pub fn expected_false_pos(&self) -> f64 {
-        theory::dlcbf_fp(self.len, self.geo.buckets, self.geo.rem_bits)
+        theory::dlcbf_fp(self.occupied, self.geo.buckets, self.geo.rem_bits)
     }
 
     /// The expected false-positive rate after `n` distinct keys.

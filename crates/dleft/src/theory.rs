@@ -55,14 +55,20 @@ fn poisson_tail(mu: f64, j0: u32) -> f64 {
 /// Equals `fp_theory.py`'s `dlcbf_counter_saturation`. This crate's counters stick at
 /// `2^c - 1` already (see [`dlcbf_counter_sticky`]).
 pub fn dlcbf_counter_saturation(d: u32, load: f64, r: u32, counter_bits: u32) -> f64 {
-    poisson_tail(dlcbf_fp_load(d, load, r), 1 << counter_bits)
+    match 1u32.checked_shl(counter_bits) {
+        Some(limit) if limit <= u32::MAX - 64 => poisson_tail(dlcbf_fp_load(d, load, r), limit),
+        _ => 0.0, // 2^32 or more keys sharing one fingerprint: nil for any real table
+    }
 }
 
 /// Probability that a given fingerprint value is shared by at least `2^c - 1` resident
 /// keys: the cell's counter reaches its maximum and becomes sticky (never decremented,
 /// never freed). Multiply by `B 2^r` for the expected number of sticky cells.
 pub fn dlcbf_counter_sticky(d: u32, load: f64, r: u32, counter_bits: u32) -> f64 {
-    poisson_tail(dlcbf_fp_load(d, load, r), (1 << counter_bits) - 1)
+    match 1u32.checked_shl(counter_bits) {
+        Some(limit) if limit <= u32::MAX - 64 => poisson_tail(dlcbf_fp_load(d, load, r), limit - 1),
+        _ => 0.0,
+    }
 }
 
 /// Bits per key of tightly packed cells: each cell is `r + c` bits and `w` cells hold
@@ -119,9 +125,12 @@ impl FluidLimit {
     }
 
     /// [`load_fractions`](Self::load_fractions) of subtable `j`.
+    /// Empty if `j` is not a subtable.
     pub fn load_fractions_of(&self, j: usize) -> Vec<f64> {
         let w = self.cells as usize;
-        let t = &self.tail_per_subtable[j];
+        let Some(t) = self.tail_per_subtable.get(j) else {
+            return Vec::new();
+        };
         (0..=w)
             .map(|i| (t[i] - if i < w { t[i + 1] } else { 0.0 }).max(0.0))
             .collect()
@@ -169,6 +178,9 @@ fn rk4_step(d: usize, imax: usize, w: usize, y: &mut [f64], h: f64, scratch: &mu
     }
 }
 
+/// Largest bucket size [`dlcbf_fluid`] models (larger `w` are capped to it).
+pub const FLUID_MAX_CELLS: u32 = 256;
+
 /// Steps per unit of load of the fixed-step RK4 solver.
 pub const FLUID_STEPS_PER_UNIT_LOAD: u32 = 512;
 
@@ -200,22 +212,28 @@ fn integrate(
 /// high-order solver to ~1e-10 relative). `imax` is the highest level tracked (default
 /// `w + 3`).
 ///
-/// Returns an all-ones `tail` of length 1 if `d`, `w` or `load` is 0 or `load` is not
-/// finite; `d` is capped at 8.
+/// Empty tables (`d`, `w` or `load` 0, or `load` negative or not finite) have every
+/// bucket at load 0: `tail = [1, 0, ..]`. `d` is capped at 8, `w` at
+/// [`FLUID_MAX_CELLS`], `imax` at `w + 64` and `load` at `imax` (a bucket tracked up to
+/// `imax` cells cannot average more), so any input returns promptly.
 pub fn dlcbf_fluid(subtables: u32, cells: u32, load: f64, imax: Option<usize>) -> FluidLimit {
     let d = subtables.min(8) as usize;
+    let cells = cells.min(FLUID_MAX_CELLS);
     let w = cells as usize;
-    let imax = imax.unwrap_or(w + 3).max(w);
+    let imax = imax.unwrap_or(w + 3).clamp(w, w + 64);
     if d == 0 || w == 0 || !(load.is_finite() && load > 0.0) {
+        let mut tail = vec![0.0; imax + 1];
+        tail[0] = 1.0;
         return FluidLimit {
             subtables,
             cells,
             load,
-            tail: vec![1.0],
-            tail_per_subtable: vec![vec![1.0]; d],
+            tail_per_subtable: vec![tail.clone(); d],
+            tail,
             overflow_per_bucket: 0.0,
         };
     }
+    let load = load.min(imax as f64);
     let y = integrate(d, w, imax, load, |_, _| {});
     let per: Vec<Vec<f64>> = (0..d)
         .map(|j| {
@@ -285,6 +303,38 @@ fn solve_target_load(subtables: u32, cells: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Degenerate and extreme inputs return promptly with well-formed results (the
+    /// harness asks for the fluid limit of an empty table).
+    #[test]
+    fn degenerate_inputs_do_not_panic() {
+        for (d, w, load, imax) in [
+            (4, 8, 0.0, None),
+            (0, 8, 3.0, None),
+            (4, 0, 3.0, None),
+            (4, 8, -1.0, None),
+            (4, 8, f64::NAN, None),
+            (4, 8, f64::INFINITY, None),
+            (4, 8, 1e12, None),
+            (4, 8, 6.0, Some(usize::MAX)),
+            (2, u32::MAX, 1.0, None),
+        ] {
+            let f = dlcbf_fluid(d, w, load, imax);
+            let fr = f.load_fractions();
+            assert_eq!(fr.len(), f.cells as usize + 1, "{d} {w} {load} {imax:?}");
+            assert!(
+                (fr.iter().sum::<f64>() - 1.0).abs() < 1e-6,
+                "{d} {w} {load}: {fr:?}"
+            );
+            assert!(f.load_fractions_of(d as usize).is_empty());
+        }
+        let empty = dlcbf_fluid(4, 8, 0.0, None).load_fractions();
+        assert_eq!(empty[0], 1.0);
+        for c in [31, 32, 40, u32::MAX] {
+            assert!(dlcbf_counter_saturation(4, 6.0, 12, c) >= 0.0);
+            assert!(dlcbf_counter_sticky(4, 6.0, 12, c) >= 0.0);
+        }
+    }
 
     #[test]
     fn fp_formulas() {

@@ -331,6 +331,17 @@ fn clear_and_reports() {
     assert!((f.bits_per_key() - f.memory_bits() as f64 / 1000.0).abs() < 1e-9);
     assert!(f.expected_false_pos() <= 0.01);
     assert!(f.realized_false_pos() <= f.expected_false_pos() * 1.01);
+    // Inserting the same keys again doubles `len` but not the stored fingerprints, so
+    // the expected FP of the contents does not move.
+    let once = f.expected_false_pos();
+    for k in keys(5, 1000) {
+        f.insert(&k).unwrap();
+    }
+    assert_eq!(f.len(), 2000);
+    assert_eq!(f.expected_false_pos(), once);
+    for k in keys(5, 1000) {
+        f.remove(&k).unwrap();
+    }
     assert_eq!(
         f.load_histogram().iter().sum::<u64>(),
         u64::from(f.subtables()) * f.buckets_per_subtable()
