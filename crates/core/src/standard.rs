@@ -159,6 +159,16 @@ fn contains_words(words: &[u64], m: u64, k: u32, hash: u64) -> bool {
     (0..k).all(|_| test_bit(words, probes.next_pos(m)))
 }
 
+/// [`contains_words`] without the early exit: all `k` probes, no branch on the answer, so
+/// a non-member costs no mispredicted exit. For cache-resident arrays (measured at 1M
+/// keys, 1.2 MiB, k = 7: non-member queries 16 -> 6.6 ns single, 18 -> 11 ns batch;
+/// members unchanged). Out of cache the early exit stays: it stops waiting on misses.
+#[inline(always)]
+fn contains_words_all(words: &[u64], m: u64, k: u32, hash: u64) -> bool {
+    let mut probes = Probes::new(hash);
+    (0..k).fold(true, |all, _| all & test_bit(words, probes.next_pos(m)))
+}
+
 /// Keys ahead whose `k` probe lines are prefetched (each key touches `k` lines).
 const STANDARD_AHEAD: usize = 8;
 
@@ -233,7 +243,11 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     /// Queries by precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        contains_words(&self.words, self.num_bits, self.k, hash)
+        if core::mem::size_of_val(&*self.words) <= STANDARD_DIRECT_BYTES {
+            contains_words_all(&self.words, self.num_bits, self.k, hash)
+        } else {
+            contains_words(&self.words, self.num_bits, self.k, hash)
+        }
     }
 
     /// Inserts every key of `keys`, prefetching the probe lines of keys a few places ahead.
@@ -278,7 +292,7 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
             // Cache-resident: prefetching `k` lines per key only adds work (measured 25 %
             // slower than the plain loop at 125 KiB, 12 % at 1.2 MiB, even at 12 MiB).
             for (i, answer) in out.iter_mut().enumerate() {
-                *answer = contains_words(words, m, k, hash_at(i));
+                *answer = contains_words_all(words, m, k, hash_at(i));
             }
             return;
         }
