@@ -396,8 +396,8 @@ macro_rules! block_filters {
 
         impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for $Plain<S> {
             type InsertError = core::convert::Infallible;
-            fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
-                Ok(self.insert(key))
+            fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+                Ok($Plain::insert(self, key))
             }
             fn contains(&self, key: &T) -> bool {
                 $Plain::contains(self, key)
@@ -606,7 +606,7 @@ macro_rules! block_filters {
 
         impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for $Atomic<S> {
             type InsertError = core::convert::Infallible;
-            fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+            fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
                 Ok($Atomic::insert(self, key))
             }
             fn contains(&self, key: &T) -> bool {

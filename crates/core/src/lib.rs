@@ -79,7 +79,7 @@ pub trait Filter<T: ?Sized> {
     ///
     /// # Errors
     /// Filter-specific (see `InsertError`); on error the filter is unchanged.
-    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError>;
+    fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError>;
 
     /// Whether `key` may be in the filter (`false`: certainly not).
     fn contains(&self, key: &T) -> bool;

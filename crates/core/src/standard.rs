@@ -551,8 +551,8 @@ impl<T: Hash> FromIterator<T> for StandardBloomFilter {
 
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for StandardBloomFilter<S> {
     type InsertError = core::convert::Infallible;
-    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
-        Ok(self.insert(key))
+    fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+        Ok(StandardBloomFilter::insert(self, key))
     }
     fn contains(&self, key: &T) -> bool {
         StandardBloomFilter::contains(self, key)
@@ -757,7 +757,7 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
 
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for AtomicStandardBloomFilter<S> {
     type InsertError = core::convert::Infallible;
-    fn try_insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
+    fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {
         Ok(AtomicStandardBloomFilter::insert(self, key))
     }
     fn contains(&self, key: &T) -> bool {

@@ -473,3 +473,41 @@ fn atomic_statistics_match_plain() {
     split.insert_batch(&keys);
     assert_eq!(split.count_ones(), split.snapshot().count_ones());
 }
+
+/// The shared `Filter` trait: generic code inserts and queries every filter of this crate
+/// (plain and atomic) and sees the same answers as the inherent methods.
+#[test]
+fn filter_trait_is_generic_over_every_filter() {
+    fn exercise<F: Filter<u64, InsertError = core::convert::Infallible>>(f: &mut F) {
+        let keys = SplitMix64(77).keys(300);
+        let mut fresh = 0;
+        for k in &keys {
+            fresh += usize::from(!f.insert(k).unwrap());
+        }
+        assert!(fresh > 250, "most inserts of distinct keys are new");
+        assert!(keys.iter().all(|k| f.contains(k)));
+        assert!(f.memory_bits() > 0);
+        let fp = f.expected_false_pos();
+        assert!(fp > 0.0 && fp < 0.05, "{fp}");
+    }
+    let mut b = BlockedBloomFilter::with_num_bits(1 << 14)
+        .hashes(6)
+        .unwrap();
+    exercise(&mut b);
+    let mut s = SplitBlockBloomFilter::with_num_blocks(64).unwrap();
+    exercise(&mut s);
+    let mut st = StandardBloomFilter::with_num_bits(1 << 14)
+        .hashes(6)
+        .unwrap();
+    exercise(&mut st);
+    let mut ab = AtomicBlockedBloomFilter::with_num_bits(1 << 14)
+        .hashes(6)
+        .unwrap();
+    exercise(&mut ab);
+    let mut asb = AtomicSplitBlockBloomFilter::with_num_blocks(64).unwrap();
+    exercise(&mut asb);
+    let mut ast = AtomicStandardBloomFilter::with_num_bits(1 << 14)
+        .hashes(6)
+        .unwrap();
+    exercise(&mut ast);
+}

@@ -506,7 +506,7 @@ impl<S: fmt::Debug> fmt::Debug for AtomicCountingBloomFilter<S> {
 
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for AtomicCountingBloomFilter<S> {
     type InsertError = core::convert::Infallible;
-    fn try_insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
+    fn insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
         Ok(AtomicCountingBloomFilter::insert(self, key))
     }
     fn contains(&self, key: &T) -> bool {

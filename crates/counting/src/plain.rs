@@ -964,8 +964,8 @@ impl<T: Hash, S: BuildHasher> Extend<T> for CountingBloomFilter<S> {
 
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for CountingBloomFilter<S> {
     type InsertError = core::convert::Infallible;
-    fn try_insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
-        Ok(self.insert(key))
+    fn insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
+        Ok(CountingBloomFilter::insert(self, key))
     }
     fn contains(&self, key: &T) -> bool {
         CountingBloomFilter::contains(self, key)

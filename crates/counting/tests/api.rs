@@ -8,7 +8,7 @@ use bloomforge_counting::{
 
 fn fill(f: &mut dyn Filter<u64, InsertError = core::convert::Infallible>) {
     for k in 0..500u64 {
-        f.try_insert(&k).unwrap();
+        f.insert(&k).unwrap();
     }
 }
 

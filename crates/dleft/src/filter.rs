@@ -1538,8 +1538,8 @@ impl<S> fmt::Debug for DLeftCountingBloomFilter<S> {
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for DLeftCountingBloomFilter<S> {
     type InsertError = DLeftError;
 
-    fn try_insert(&mut self, key: &T) -> Result<bool> {
-        self.insert(key)
+    fn insert(&mut self, key: &T) -> Result<bool> {
+        DLeftCountingBloomFilter::insert(self, key)
     }
 
     fn contains(&self, key: &T) -> bool {
