@@ -451,18 +451,20 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
         d_insert_batch::<L, Keys<'_, T, S>>(backend, blocks, 0, total, k, &Keys { keys, hasher });
         return;
     }
-    // Several partitions per thread for balance; at least one block each.
-    let parts = (threads * 4).min(total);
+    // Several partitions per thread for balance; at least one block each. The buffer sets
+    // below number chunks x partitions, so both are capped: at most 128 x 1024 buffers
+    // (a few MB of slack) however many threads the pool has.
+    let parts = (threads * 4).min(1024).min(total);
     let part_of = |b: usize| ((b as u128 * parts as u128) / total as u128) as usize;
     let start_of = |r: usize| (r as u128 * total as u128).div_ceil(parts as u128) as usize;
     // One buffer set per (chunk, partition), allocated once and reused every round: fresh
     // buffers per round cost a page fault per 4 KiB written.
-    let chunks_per_round = threads * 2;
+    let chunks_per_round = (threads * 2).min(128);
     let chunk_len = PARTITION_ROUND
         .min(keys.len())
         .div_ceil(chunks_per_round)
         .max(1);
-    let cap = chunk_len / parts + chunk_len / (4 * parts) + 64;
+    let cap = chunk_len / parts + chunk_len / (4 * parts) + 8;
     let mut buckets: Vec<Vec<Vec<u64>>> = (0..chunks_per_round)
         .map(|_| (0..parts).map(|_| Vec::with_capacity(cap)).collect())
         .collect();

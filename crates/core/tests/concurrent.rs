@@ -128,7 +128,8 @@ fn parallel_bulk_load_equals_sequential() {
 #[test]
 fn partitioned_build_equals_sequential_build() {
     let keys = SplitMix64(77).keys((1 << 20) + 12_345);
-    for threads in [2usize, 3, 4] {
+    // 300 threads exceed the caps on chunks (128) and partitions (1024).
+    for threads in [2usize, 3, 4, 300] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
