@@ -604,6 +604,14 @@ macro_rules! block_filters {
             }
         }
 
+        /// A copy of the current bits (relaxed loads: consistent when no insert runs
+        /// concurrently, as [`snapshot`]($Atomic::snapshot)).
+        impl<S: BuildHasher + Clone> Clone for $Atomic<S> {
+            fn clone(&self) -> Self {
+                Self::from(self.snapshot())
+            }
+        }
+
         impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for $Atomic<S> {
             type InsertError = core::convert::Infallible;
             fn insert(&mut self, key: &T) -> core::result::Result<bool, Self::InsertError> {

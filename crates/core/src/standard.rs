@@ -733,6 +733,54 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
         present
     }
 
+    /// Inserts every key of `keys` (`&self`: other threads may insert at the same time),
+    /// hashing ahead and prefetching the probe lines like
+    /// [`StandardBloomFilter::insert_batch`].
+    pub fn insert_batch<T: Hash>(&self, keys: &[T]) {
+        self.insert_pipelined(keys.len(), |i| hash_one(&self.hasher, &keys[i]));
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
+    pub fn insert_hash_batch(&self, hashes: &[u64]) {
+        self.insert_pipelined(hashes.len(), |i| hashes[i]);
+    }
+
+    /// Queries every key of `keys` into `out[i]`, pipelined like
+    /// [`insert_batch`](Self::insert_batch).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] (and `out` untouched) unless `keys.len() == out.len()`.
+    pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+        check_batch_len(keys.len(), out.len())?;
+        self.contains_pipelined(|i| hash_one(&self.hasher, &keys[i]), out);
+        Ok(())
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        check_batch_len(hashes.len(), out.len())?;
+        self.contains_pipelined(|i| hashes[i], out);
+        Ok(())
+    }
+
+    fn insert_pipelined(&self, n: usize, hash_at: impl Fn(usize) -> u64) {
+        // The prefetches only take addresses (`AtomicU64` has `u64`'s size).
+        let base = self.words.as_ptr().cast::<u64>();
+        pipelined(n, hash_at, base, self.num_bits, self.k, |_, h| {
+            self.insert_hash(h);
+        });
+    }
+
+    fn contains_pipelined(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        let base = self.words.as_ptr().cast::<u64>();
+        pipelined(out.len(), hash_at, base, self.num_bits, self.k, |i, h| {
+            out[i] = self.contains_hash(h);
+        });
+    }
+
     /// Inserts `keys` from all threads of the current rayon pool.
     pub fn par_insert_batch<T: Hash + Sync>(&self, keys: &[T])
     where
@@ -752,6 +800,14 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.k
+    }
+}
+
+/// A copy of the current bits (relaxed loads: consistent when no insert runs concurrently,
+/// as [`snapshot`](AtomicStandardBloomFilter::snapshot)).
+impl<S: BuildHasher + Clone> Clone for AtomicStandardBloomFilter<S> {
+    fn clone(&self) -> Self {
+        Self::from(self.snapshot())
     }
 }
 

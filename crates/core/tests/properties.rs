@@ -426,12 +426,28 @@ fn standard_batches_and_atomic_standard_match_single_calls() {
         );
         empty.contains_batch(&keys, &mut out).unwrap();
         assert!(out.iter().all(|&b| !b));
+        atomic.contains_batch(&keys, &mut out).unwrap();
+        assert_eq!(out, expect, "atomic, {len}");
+        atomic.contains_hash_batch(&hashes, &mut out).unwrap();
+        assert_eq!(out, expect, "atomic by hash, {len}");
         let mut by_hash = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
         by_hash.insert_hash_batch(&hashes);
         let mut by_key = StandardBloomFilter::with_num_bits(5000).hashes(5).unwrap();
         by_key.insert_batch(&keys);
         assert_eq!(by_hash, by_key);
+        let atomic_by_key = AtomicStandardBloomFilter::with_num_bits(5000)
+            .hashes(5)
+            .unwrap();
+        atomic_by_key.insert_batch(&keys);
+        let atomic_by_hash = atomic_by_key.clone();
+        atomic_by_hash.insert_hash_batch(&hashes);
+        assert_eq!(atomic_by_key.snapshot(), by_key);
+        assert_eq!(atomic_by_hash.snapshot(), by_key);
     }
+    assert!(matches!(
+        atomic.contains_batch(&members, &mut [false; 3]),
+        Err(Error::LengthMismatch { .. })
+    ));
     assert_eq!(atomic.snapshot(), f);
     assert_eq!(atomic.expected_false_pos(), f.expected_false_pos());
     assert_eq!(StandardBloomFilter::from(atomic), f);
@@ -472,6 +488,12 @@ fn atomic_statistics_match_plain() {
     let split = AtomicSplitBlockBloomFilter::with_num_blocks(64).unwrap();
     split.insert_batch(&keys);
     assert_eq!(split.count_ones(), split.snapshot().count_ones());
+    // Clones are independent copies of the bits.
+    let copy = atomic.clone();
+    assert_eq!(copy.snapshot(), plain);
+    copy.insert(&u64::MAX);
+    assert_eq!(atomic.snapshot(), plain);
+    assert_eq!(split.clone().snapshot(), split.snapshot());
 }
 
 /// The shared `Filter` trait: generic code inserts and queries every filter of this crate

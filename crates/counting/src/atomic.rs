@@ -493,6 +493,14 @@ fn line_remove(line: &AtomicCounterLine, h32: u32, k: u32) -> Result<(), Countin
     Ok(())
 }
 
+/// A copy of the current counters (relaxed loads: consistent when no operation runs
+/// concurrently, as [`snapshot`](AtomicCountingBloomFilter::snapshot)).
+impl<S: BuildHasher + Clone> Clone for AtomicCountingBloomFilter<S> {
+    fn clone(&self) -> Self {
+        Self::from(self.snapshot())
+    }
+}
+
 impl<S: fmt::Debug> fmt::Debug for AtomicCountingBloomFilter<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AtomicCountingBloomFilter")

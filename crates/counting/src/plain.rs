@@ -921,6 +921,25 @@ impl<S> CountingBloomFilter<S> {
     }
 }
 
+/// Sized for the collected keys at 1 % FP (blocked layout, default hasher), then filled
+/// with [`insert_batch`](CountingBloomFilter::insert_batch).
+impl<T: Hash> FromIterator<T> for CountingBloomFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let keys: Vec<T> = iter.into_iter().collect();
+        let mut filter = Self::with_false_pos(0.01)
+            .expected_items(keys.len().max(1) as u64)
+            .unwrap_or_else(|_| {
+                // A Vec that fits in memory always fits the filter's limits; the fallback
+                // keeps this panic-free: one line of 128 counters, 6 probes.
+                Self::with_num_counters(128)
+                    .hashes(6)
+                    .unwrap_or_else(|_| unreachable!())
+            });
+        filter.insert_batch(&keys);
+        filter
+    }
+}
+
 impl<S: Clone> Clone for CountingBloomFilter<S> {
     fn clone(&self) -> Self {
         Self {

@@ -13,6 +13,20 @@ fn fill(f: &mut dyn Filter<u64, InsertError = core::convert::Infallible>) {
 }
 
 #[test]
+fn from_iterator_and_atomic_clone() {
+    let f: CountingBloomFilter = (0..1000u64).collect();
+    assert!((0..1000u64).all(|k| f.contains(&k)));
+    assert!(f.expected_false_pos() <= 0.0101);
+    let empty: CountingBloomFilter = core::iter::empty::<u64>().collect();
+    assert!(!empty.contains(&1u64));
+    let a = AtomicCountingBloomFilter::from(f.clone());
+    let b = a.clone();
+    b.remove(&7u64).unwrap();
+    assert_eq!(a.snapshot(), f, "a clone is an independent copy");
+    assert_eq!(b.count(&7u64), f.count(&7u64) - 1);
+}
+
+#[test]
 fn filter_trait_works_for_both_types() {
     let mut plain = CountingBloomFilter::with_false_pos(0.01)
         .expected_items(1000)
