@@ -637,6 +637,11 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     /// probes and plain-filter API. For a compact export (1 bit per counter) use the
     /// standard layout and [`to_standard_bloom`](Self::to_standard_bloom).
     ///
+    /// Its `contains` and `expected_false_pos` are exact, but its `estimated_len` (and the
+    /// item count its `to_bytes` header records) reads about 4x the true number of keys:
+    /// each key sets 4 bits per probe where a native blocked filter sets one. Take the key
+    /// count from this filter instead.
+    ///
     /// # Errors
     /// [`CountingError::WrongLayout`] for a standard-layout filter.
     pub fn to_blocked_bloom(&self) -> Result<BlockedBloomFilter<S>, CountingError>
