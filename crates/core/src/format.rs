@@ -5,7 +5,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 4 | magic `b"BLMF"` |
-//! | 4 | 2 | format version (1) |
+//! | 4 | 2 | format version (1, or 2 when a key check is recorded) |
 //! | 6 | 1 | filter kind ([`FilterKind`]) |
 //! | 7 | 1 | hash algorithm ([`HashAlgorithm`]) |
 //! | 8 | 4 | probes per key `k` |
@@ -15,7 +15,7 @@
 //! | 32 | 8 | estimated distinct keys at write time |
 //! | 40 | 8 | payload length in bytes |
 //! | 48 | 8 | XXH64 (seed 0) of the payload |
-//! | 56 | 8 | key check: for keyed hashing, a HighwayHash of a fixed string under the key (0 otherwise, or not recorded) |
+//! | 56 | 8 | version 2: key check, a HighwayHash of a fixed string under the key; version 1: reserved (0) |
 //!
 //! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
 //! filters as the Parquet bitset (little-endian `u32` words), standard filters as
@@ -31,8 +31,12 @@ use core::hash::BuildHasher;
 
 /// The magic bytes that start every serialized filter.
 pub const MAGIC: [u8; 4] = *b"BLMF";
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The newest format version this crate writes and reads. Version 2 differs from 1 only
+/// by the key check in bytes 56..64 (reserved, zero, in version 1); it is written only
+/// for keyed filters, so unkeyed files stay readable by version-1 readers, and a
+/// version-1 reader refuses a keyed file as an unsupported version rather than as
+/// corrupt.
+pub const FORMAT_VERSION: u16 = 2;
 /// Size of the header in bytes.
 pub const HEADER_LEN: usize = 64;
 
@@ -104,6 +108,7 @@ impl PersistentHasher for KeyedHasher {
 
 /// The decoded header of a serialized filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Header {
     /// Filter kind.
     pub kind: FilterKind,
@@ -150,7 +155,8 @@ impl Header {
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
         out[0..4].copy_from_slice(&MAGIC);
-        out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let version: u16 = if self.key_check == 0 { 1 } else { 2 };
+        out[4..6].copy_from_slice(&version.to_le_bytes());
         out[6] = self.kind as u8;
         out[7] = self.algorithm as u8;
         out[8..12].copy_from_slice(&self.num_hashes.to_le_bytes());
@@ -176,7 +182,7 @@ impl Header {
             return Err(corrupt("bad magic: not a bloomforge filter"));
         }
         let version = u16_at(bytes, 4);
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion(version));
         }
         let kind = match bytes[6] {
@@ -192,6 +198,9 @@ impl Header {
         };
         if u32_at(bytes, 12) != 0 {
             return Err(corrupt("reserved flags are not zero"));
+        }
+        if version == 1 && u64_at(bytes, 56) != 0 {
+            return Err(corrupt("reserved field of a version-1 header is not zero"));
         }
         Ok(Header {
             kind,

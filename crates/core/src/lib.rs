@@ -70,6 +70,11 @@ pub struct ReadmeDoctests;
 
 /// What every filter of the workspace offers: membership queries and (where the filter
 /// allows) insertion. Shared by `bloomforge-counting` and `bloomforge-dleft`.
+///
+/// With this trait in scope, `x.insert(&k)` on a `&mut` atomic filter resolves to this
+/// trait's `insert` (it takes `&mut self`, returning a `Result`) rather than the inherent
+/// `&self` one; call `AtomicBlockedBloomFilter::insert(&x, &k)` or go through a shared
+/// reference for the inherent method.
 pub trait Filter<T: ?Sized> {
     /// Why an insert can fail (`Infallible` for plain Bloom filters; a full bucket for
     /// d-left filters).

@@ -453,7 +453,7 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
     }
     // Several partitions per thread for balance; at least one block each. The buffer sets
     // below number chunks x partitions, so both are capped: at most 128 x 1024 buffers
-    // (a few MB of slack) however many threads the pool has.
+    // (~20 MB of headers and slack) however many threads the pool has.
     let parts = (threads * 4).min(1024).min(total);
     let part_of = |b: usize| ((b as u128 * parts as u128) / total as u128) as usize;
     let start_of = |r: usize| (r as u128 * total as u128).div_ceil(parts as u128) as usize;

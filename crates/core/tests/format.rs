@@ -155,6 +155,11 @@ fn wrong_seed_or_key_is_refused() {
     let bytes = &buf[range];
     assert_ne!(Header::parse(bytes).unwrap().key_check, 0);
     assert_eq!(
+        &bytes[4..6],
+        &[2, 0],
+        "keyed filters are written as version 2"
+    );
+    assert_eq!(
         BlockedBloomFilter::from_bytes_with_hasher(bytes, KeyedHasher::with_key(other_key))
             .unwrap_err(),
         Error::HasherMismatch
@@ -194,11 +199,20 @@ fn wrong_kind_version_and_checksum_are_errors() {
         Err(Error::Corrupt { .. })
     ));
     let mut v = bytes.clone();
-    v[4] = 2;
+    v[4] = 3;
     assert_eq!(
         BlockedBloomFilter::from_bytes(&v).unwrap_err(),
-        Error::UnsupportedVersion(2)
+        Error::UnsupportedVersion(3)
     );
+    // Unkeyed filters are written as version 1 (readable by version-1 readers), whose
+    // bytes 56..64 must be zero; keyed ones as version 2 with their key check there.
+    assert_eq!(&bytes[4..6], &[1, 0]);
+    let mut v = bytes.clone();
+    v[60] = 1;
+    assert!(matches!(
+        BlockedBloomFilter::from_bytes(&v),
+        Err(Error::Corrupt { .. })
+    ));
     let mut v = bytes.clone();
     *v.last_mut().unwrap() ^= 1;
     assert!(matches!(

@@ -934,8 +934,9 @@ impl<T: Hash> FromIterator<T> for CountingBloomFilter {
         let mut filter = Self::with_false_pos(0.01)
             .expected_items(keys.len().max(1) as u64)
             .unwrap_or_else(|_| {
-                // A Vec that fits in memory always fits the filter's limits; the fallback
-                // keeps this panic-free: one line of 128 counters, 6 probes.
+                // Only when the filter cannot be sized or allocated for that many keys
+                // (e.g. billions of zero-sized keys): the fallback keeps this panic-free,
+                // one line of 128 counters, 6 probes (no false negatives, a high FP).
                 Self::with_num_counters(128)
                     .hashes(6)
                     .unwrap_or_else(|_| unreachable!())

@@ -325,11 +325,13 @@ impl<S> DLeftCountingBloomFilter<S> {
         n as f64 / (self.geo.d as f64 * self.geo.buckets as f64)
     }
 
-    /// The expected false-positive rate for the keys stored now, `1 - (1 - 1/(B 2^r))^n`
-    /// with `n` the distinct fingerprints held ([`occupied_cells`](Self::occupied_cells)):
-    /// a key inserted several times counts once (unlike [`len`](Self::len)).
+    /// The false-positive rate of the current contents. It is known exactly: the
+    /// [`realized_false_pos`](Self::realized_false_pos), `occupied / (B 2^r)`, so a key
+    /// inserted several times counts once (unlike [`len`](Self::len)). For the
+    /// prediction after `n` distinct keys, `1 - (1 - 1/(B 2^r))^n`, see
+    /// [`expected_false_pos_at`](Self::expected_false_pos_at).
     pub fn expected_false_pos(&self) -> f64 {
-        theory::dlcbf_fp(self.occupied, self.geo.buckets, self.geo.rem_bits)
+        self.realized_false_pos()
     }
 
     /// The expected false-positive rate after `n` distinct keys.

@@ -212,22 +212,23 @@ fn integrate(
 /// high-order solver to ~1e-10 relative). `imax` is the highest level tracked (default
 /// `w + 3`).
 ///
-/// Empty tables (`d`, `w` or `load` 0, or `load` negative or not finite) have every
-/// bucket at load 0: `tail = [1, 0, ..]`. `d` is capped at 8, `w` at
-/// [`FLUID_MAX_CELLS`], `imax` at `w + 64` and `load` at `imax` (a bucket tracked up to
-/// `imax` cells cannot average more), so any input returns promptly.
+/// Empty tables (`d` or `w` 0, `load` 0, negative or NaN) have every bucket at load 0:
+/// `tail = [1, 0, ..]`, `load` reported as 0. `d` is capped at 8, `w` at
+/// [`FLUID_MAX_CELLS`], `imax` at `w + 64` and `load` (infinity included) at `imax`
+/// (buckets tracked up to `imax` cells cannot average more), so any input returns
+/// promptly; the result reports the load it used.
 pub fn dlcbf_fluid(subtables: u32, cells: u32, load: f64, imax: Option<usize>) -> FluidLimit {
     let d = subtables.min(8) as usize;
     let cells = cells.min(FLUID_MAX_CELLS);
     let w = cells as usize;
     let imax = imax.unwrap_or(w + 3).clamp(w, w + 64);
-    if d == 0 || w == 0 || !(load.is_finite() && load > 0.0) {
+    if d == 0 || w == 0 || load.is_nan() || load <= 0.0 {
         let mut tail = vec![0.0; imax + 1];
         tail[0] = 1.0;
         return FluidLimit {
             subtables,
             cells,
-            load,
+            load: 0.0,
             tail_per_subtable: vec![tail.clone(); d],
             tail,
             overflow_per_bucket: 0.0,
