@@ -328,7 +328,7 @@ macro_rules! block_filters {
             }
 
 
-            fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+            pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
                 let (header, payload, hasher) = crate::format::open(bytes, <$L>::FORMAT_KIND, hasher, true)?;
                 let bits = u64::from(<$L>::BLOCK_BITS);
                 if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {

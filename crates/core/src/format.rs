@@ -19,7 +19,10 @@
 //!
 //! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
 //! filters as the Parquet bitset (little-endian `u32` words), standard filters as
-//! little-endian `u64` words. A reader given a hasher checks it against the stored seed and
+//! little-endian `u64` words. The counting and d-left crates write their filters in the
+//! same format through [`encode`] / [`decode`]: counting filters as their 64-byte counter
+//! lines (little-endian `u64` words, "number of bits" = 4 x counters), d-left filters as a
+//! parameter block followed by the packed table (see `bloomforge-dleft`). A reader given a hasher checks it against the stored seed and
 //! key check, so a filter is never queried with a hasher it was not built with (every key
 //! would read absent). It checks every field before allocating, and allocates
 //! only as much as the input actually holds: truncated, corrupted or hostile input yields a
@@ -51,6 +54,12 @@ pub enum FilterKind {
     SplitBlock256 = 2,
     /// [`StandardBloomFilter`](crate::StandardBloomFilter).
     Standard = 3,
+    /// `bloomforge_counting::CountingBloomFilter` with the blocked counter layout.
+    CountingBlocked = 4,
+    /// `bloomforge_counting::CountingBloomFilter` with the standard counter layout.
+    CountingStandard = 5,
+    /// `bloomforge_dleft::DLeftCountingBloomFilter`.
+    DLeft = 6,
 }
 
 /// Which hash function a serialized filter was built with.
@@ -189,6 +198,9 @@ impl Header {
             1 => FilterKind::Blocked512,
             2 => FilterKind::SplitBlock256,
             3 => FilterKind::Standard,
+            4 => FilterKind::CountingBlocked,
+            5 => FilterKind::CountingStandard,
+            6 => FilterKind::DLeft,
             _ => return Err(corrupt("unknown filter kind")),
         };
         let algorithm = match bytes[7] {
@@ -251,6 +263,68 @@ pub(crate) fn open<S: PersistentHasher>(
         return Err(Error::HasherMismatch);
     }
     Ok((header, payload, hasher))
+}
+
+/// Serializes a filter of `kind` in this format: the header (with `hasher`'s algorithm,
+/// seed and key check, the payload's length and checksum), then `payload`. For crates that
+/// add filter kinds (the counting and d-left crates); core's filters have `to_bytes`.
+///
+/// ```
+/// use bloomforge_core::format::{decode, encode, FilterKind};
+/// use bloomforge_core::hash::DefaultHasher;
+/// let bytes = encode(FilterKind::Standard, &DefaultHasher::with_seed(7), 3, 64, 0, vec![0u8; 8]);
+/// let (header, payload, hasher) = decode::<DefaultHasher>(&bytes, FilterKind::Standard, None)?;
+/// assert_eq!((header.num_hashes, header.num_bits, payload.len()), (3, 64, 8));
+/// assert_eq!(hasher.seed(), 7);
+/// # Ok::<(), bloomforge_core::Error>(())
+/// ```
+pub fn encode<S: PersistentHasher>(
+    kind: FilterKind,
+    hasher: &S,
+    num_hashes: u32,
+    num_bits: u64,
+    items: u64,
+    payload: Vec<u8>,
+) -> Vec<u8> {
+    let header = Header {
+        kind,
+        algorithm: S::ALGORITHM,
+        num_hashes,
+        seed: hasher.stored_seed(),
+        num_bits,
+        items,
+        payload_len: 0,
+        checksum: 0,
+        key_check: hasher.key_check(),
+    };
+    seal(header, payload)
+}
+
+/// Checks serialized `bytes` (header fields, kind, payload length and checksum, hash
+/// algorithm) and returns the header, the payload and the hasher to rebuild the filter
+/// with: `hasher` if given (it must match the stored seed or key check), else the one
+/// restored from the stored seed. The caller still validates the kind's own fields.
+///
+/// # Errors
+/// [`Error::Corrupt`] (including a different kind than `kind`),
+/// [`Error::UnsupportedVersion`], or [`Error::HasherMismatch`] (another algorithm, seed or
+/// key; or a keyed filter read without its hasher).
+pub fn decode<S: PersistentHasher>(
+    bytes: &[u8],
+    kind: FilterKind,
+    hasher: Option<S>,
+) -> Result<(Header, &[u8], S)> {
+    open(bytes, kind, hasher, true)
+}
+
+/// Reads exactly one serialized filter (header and the payload it announces) from
+/// `reader` into a buffer for [`decode`], growing it only as data arrives.
+///
+/// # Errors
+/// [`Error::Io`] if the reader fails or ends early, [`Error::Corrupt`] for a truncated
+/// payload or a bad header.
+pub fn read_serialized<R: std::io::Read>(reader: R) -> Result<Vec<u8>> {
+    read_all(reader)
 }
 
 /// Header + payload into one buffer.

@@ -47,6 +47,8 @@ mod layout;
 pub mod math;
 pub mod parallel;
 mod raw;
+#[cfg(feature = "serde")]
+pub mod serde_support;
 mod standard;
 pub mod stats;
 pub mod view;

@@ -495,7 +495,7 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
         Self::decode(bytes, Some(hasher))
     }
 
-    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+    pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
         let (header, payload, hasher) =
             crate::format::open(bytes, FilterKind::Standard, hasher, true)?;
         if header.num_bits == 0

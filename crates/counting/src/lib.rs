@@ -64,6 +64,7 @@ mod kernels;
 mod layout;
 pub mod math;
 mod nibble;
+mod persist;
 mod plain;
 
 pub use atomic::AtomicCountingBloomFilter;

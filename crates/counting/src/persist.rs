@@ -1,0 +1,154 @@
+//! Serialization of [`CountingBloomFilter`] in core's versioned format
+//! ([`bloomforge_core::format`]): kind `CountingBlocked` or `CountingStandard`, "number of
+//! bits" = 4 x counters, probes per key, the hasher's algorithm and seed (or key check),
+//! then the counter lines as little-endian `u64` words (64 bytes per line of 128
+//! counters). With the `serde` feature, the same bytes through `serde`.
+
+use crate::error::CountingError;
+use crate::layout::{CounterLayout, CounterLine, LINE_COUNTERS};
+use crate::plain::CountingBloomFilter;
+use bloomforge_core::format::{self, FilterKind, Header, PersistentHasher};
+use bloomforge_core::hash::DefaultHasher;
+use bloomforge_core::Error;
+
+fn kind_of(layout: CounterLayout) -> FilterKind {
+    match layout {
+        CounterLayout::Blocked => FilterKind::CountingBlocked,
+        CounterLayout::Standard => FilterKind::CountingStandard,
+    }
+}
+
+fn corrupt(reason: &'static str) -> CountingError {
+    Error::Corrupt { reason }.into()
+}
+
+impl CountingBloomFilter<DefaultHasher> {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the default hasher
+    /// (its seed is restored).
+    ///
+    /// ```
+    /// use bloomforge_counting::CountingBloomFilter;
+    /// let mut f = CountingBloomFilter::with_false_pos(0.01).expected_items(1000)?;
+    /// f.insert(&"a");
+    /// f.insert(&"a");
+    /// let g = CountingBloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(g, f);
+    /// assert_eq!(g.count(&"a"), 2);
+    /// # Ok::<(), bloomforge_counting::CountingError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Core's `Corrupt` (bad header, checksum, kind, sizes, or non-zero counters past the
+    /// filter's size), `UnsupportedVersion`, `HasherMismatch` (e.g. a keyed filter: use
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)), or `InvalidHashCount`
+    /// for a stored probe count outside `1..=64`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, CountingError> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized filter from `reader` (exactly the bytes it announces).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or core's `Io`.
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, CountingError> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
+}
+
+impl<S: PersistentHasher> CountingBloomFilter<S> {
+    /// Serializes the filter (header and counter lines; see the [module](self) docs). An
+    /// [`AtomicCountingBloomFilter`](crate::AtomicCountingBloomFilter) serializes through
+    /// its `snapshot()`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut payload = Vec::with_capacity(self.lines.len() * 64);
+        for line in self.lines.iter() {
+            for w in line.words {
+                payload.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        format::encode(
+            kind_of(self.layout),
+            &self.hasher,
+            self.k,
+            self.num_counters.saturating_mul(4),
+            self.estimated_len().round() as u64,
+            payload,
+        )
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    ///
+    /// # Errors
+    /// Core's `Io` if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<(), CountingError> {
+        writer
+            .write_all(&self.to_bytes())
+            .map_err(|e| Error::Io(e.to_string()).into())
+    }
+
+    /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored; it must be the hasher the filter was built with).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](CountingBloomFilter::from_bytes).
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, CountingError> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self, CountingError> {
+        let layout = match Header::parse(bytes)?.kind {
+            FilterKind::CountingBlocked => CounterLayout::Blocked,
+            FilterKind::CountingStandard => CounterLayout::Standard,
+            _ => return Err(corrupt("the bytes hold a different filter kind")),
+        };
+        let (header, payload, hasher) = format::decode(bytes, kind_of(layout), hasher)?;
+        if header.num_bits == 0 || !header.num_bits.is_multiple_of(4) {
+            return Err(corrupt("bit count is not a positive number of 4-bit counters"));
+        }
+        let counters = header.num_bits / 4;
+        if layout == CounterLayout::Blocked && !counters.is_multiple_of(u64::from(LINE_COUNTERS)) {
+            return Err(corrupt("a blocked counting filter has whole lines of 128 counters"));
+        }
+        let lines = counters.div_ceil(u64::from(LINE_COUNTERS));
+        if lines.checked_mul(64) != Some(payload.len() as u64) {
+            return Err(corrupt("payload length does not match the counter count"));
+        }
+        // Sized by the input actually present (checked above), never by a header field.
+        let lines: Vec<CounterLine> = payload
+            .chunks_exact(64)
+            .map(|line| CounterLine {
+                words: core::array::from_fn(|i| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&line[8 * i..8 * i + 8]);
+                    u64::from_le_bytes(w)
+                }),
+            })
+            .collect();
+        Self::from_lines(layout, lines, counters, header.num_hashes, hasher).map_err(|e| match e {
+            CountingError::InvalidLines { reason } => corrupt(reason),
+            other => other,
+        })
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::*;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The bytes of [`to_bytes`](CountingBloomFilter::to_bytes).
+    impl<S: PersistentHasher> Serialize for CountingBloomFilter<S> {
+        fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    /// Through [`from_bytes`](CountingBloomFilter::from_bytes) (hashers restorable from
+    /// the stored seed only: a keyed filter fails with `HasherMismatch`).
+    impl<'de, S: PersistentHasher> Deserialize<'de> for CountingBloomFilter<S> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let bytes = bloomforge_core::serde_support::deserialize_bytes(deserializer)?;
+            Self::decode(&bytes, None).map_err(D::Error::custom)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Serialization: round trips for both layouts and both hashers, refusal of other kinds,
+//! wrong hashers, truncated and corrupted input (typed errors, never a panic), and the
+//! `serde` feature.
+
+use bloomforge_core::format::{decode, encode, FilterKind, Header, HEADER_LEN};
+use bloomforge_core::hash::DefaultHasher;
+use bloomforge_core::{BlockedBloomFilter, Error, KeyedHasher};
+use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
+
+const KEY: [u64; 4] = [9, 8, 7, 6];
+
+fn filled(layout: CounterLayout, counters: u64) -> CountingBloomFilter {
+    let mut f =
+        CountingBloomFilter::with_shape(layout, counters, 5, DefaultHasher::with_seed(42)).unwrap();
+    for i in 0..200u64 {
+        f.insert(&i);
+        if i % 3 == 0 {
+            f.insert(&i);
+        }
+    }
+    for i in 0..20u64 {
+        f.remove(&i).unwrap();
+    }
+    f
+}
+
+/// Re-encodes `bytes` with `payload` (fresh length and checksum), other fields kept.
+fn reseal(bytes: &[u8], payload: Vec<u8>) -> Vec<u8> {
+    let h = Header::parse(bytes).unwrap();
+    encode(h.kind, &DefaultHasher::with_seed(h.seed), h.num_hashes, h.num_bits, h.items, payload)
+}
+
+fn is_corrupt(r: Result<CountingBloomFilter, CountingError>) -> bool {
+    matches!(r, Err(CountingError::Core(Error::Corrupt { .. })))
+}
+
+#[test]
+fn round_trips_keep_every_counter() {
+    for (layout, counters) in [
+        (CounterLayout::Blocked, 1024),
+        (CounterLayout::Standard, 1000),
+        (CounterLayout::Standard, 129),
+    ] {
+        let f = filled(layout, counters);
+        let bytes = f.to_bytes();
+        let h = Header::parse(&bytes).unwrap();
+        assert_eq!(h.num_bits, 4 * f.num_counters());
+        assert_eq!(h.num_hashes, 5);
+        assert_eq!(bytes.len(), HEADER_LEN + f.num_blocks() * 64);
+        let g = CountingBloomFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(g, f);
+        assert_eq!(g.layout(), layout);
+        assert_eq!(g.num_counters(), f.num_counters());
+        for i in 0..200u64 {
+            assert_eq!(g.count(&i), f.count(&i), "key {i}");
+        }
+        // Through io.
+        let mut out = Vec::new();
+        f.write_to(&mut out).unwrap();
+        assert_eq!(out, bytes);
+        let mut with_trailer = out.clone();
+        with_trailer.extend_from_slice(b"next file");
+        assert_eq!(CountingBloomFilter::read_from(&with_trailer[..]).unwrap(), f);
+    }
+}
+
+#[test]
+fn keyed_filters_need_their_key() {
+    let mut f = CountingBloomFilter::with_shape(
+        CounterLayout::Blocked,
+        512,
+        4,
+        KeyedHasher::with_key(KEY),
+    )
+    .unwrap();
+    f.insert(&"secret");
+    let bytes = f.to_bytes();
+    let g = CountingBloomFilter::from_bytes_with_hasher(&bytes, KeyedHasher::with_key(KEY))
+        .unwrap();
+    assert_eq!(g, f);
+    assert!(g.contains(&"secret"));
+    for wrong in [
+        CountingBloomFilter::from_bytes_with_hasher(&bytes, KeyedHasher::with_key([1, 2, 3, 4]))
+            .err(),
+        CountingBloomFilter::from_bytes(&bytes).err(),
+    ] {
+        assert_eq!(wrong, Some(CountingError::Core(Error::HasherMismatch)));
+    }
+    // A seeded filter read with another seed.
+    let plain = filled(CounterLayout::Blocked, 512).to_bytes();
+    assert_eq!(
+        CountingBloomFilter::from_bytes_with_hasher(&plain, DefaultHasher::with_seed(1)).err(),
+        Some(CountingError::Core(Error::HasherMismatch))
+    );
+}
+
+#[test]
+fn other_kinds_are_refused_both_ways() {
+    let counting = filled(CounterLayout::Blocked, 512).to_bytes();
+    assert!(BlockedBloomFilter::from_bytes(&counting).is_err());
+    let blocked = BlockedBloomFilter::with_num_bits(512 * 4).hashes(5).unwrap().to_bytes();
+    assert!(is_corrupt(CountingBloomFilter::from_bytes(&blocked)));
+    // A blocked-layout payload relabelled as standard and vice versa still decodes only
+    // as a well-formed filter of the label's layout.
+    let mut relabelled = counting.clone();
+    relabelled[6] = FilterKind::CountingStandard as u8;
+    let g = CountingBloomFilter::from_bytes(&relabelled).unwrap();
+    assert_eq!(g.layout(), CounterLayout::Standard);
+}
+
+#[test]
+fn bad_sizes_and_stray_counters_are_corrupt() {
+    let f = filled(CounterLayout::Standard, 200);
+    let bytes = f.to_bytes();
+    let h = Header::parse(&bytes).unwrap();
+    let payload = bytes[HEADER_LEN..].to_vec();
+    let with_bits = |bits: u64| {
+        let mut b = bytes.clone();
+        b[24..32].copy_from_slice(&bits.to_le_bytes());
+        b
+    };
+    // Not a whole number of counters, zero, more lines than the payload, fewer lines.
+    for bits in [h.num_bits + 1, 0, h.num_bits + 4 * 128, 4 * 100, u64::MAX - 3] {
+        assert!(is_corrupt(CountingBloomFilter::from_bytes(&with_bits(bits))), "{bits}");
+    }
+    // Fewer counters but the same number of lines: fine while the dropped ones are zero.
+    assert!(CountingBloomFilter::from_bytes(&with_bits(4 * 129)).is_ok() || {
+        // (counters 129..200 hold keys: refused as stray counters)
+        is_corrupt(CountingBloomFilter::from_bytes(&with_bits(4 * 129)))
+    });
+    // A non-zero counter past the filter's size (standard layout, 200 of 256 slots).
+    let mut stray = payload.clone();
+    *stray.last_mut().unwrap() = 0x10;
+    assert!(is_corrupt(CountingBloomFilter::from_bytes(&reseal(&bytes, stray))));
+    // Blocked filters hold whole lines.
+    let b = filled(CounterLayout::Blocked, 256).to_bytes();
+    let mut odd = b.clone();
+    odd[24..32].copy_from_slice(&(4u64 * 200).to_le_bytes());
+    assert!(is_corrupt(CountingBloomFilter::from_bytes(&odd)));
+    // Probe counts outside 1..=64.
+    for k in [0u32, 65, u32::MAX] {
+        let mut bad = bytes.clone();
+        bad[8..12].copy_from_slice(&k.to_le_bytes());
+        assert!(matches!(
+            CountingBloomFilter::from_bytes(&bad),
+            Err(CountingError::Core(Error::InvalidHashCount { .. }))
+        ));
+    }
+    // The checksum still guards the payload.
+    let mut flipped = bytes.clone();
+    flipped[HEADER_LEN + 3] ^= 0x40;
+    assert!(is_corrupt(CountingBloomFilter::from_bytes(&flipped)));
+}
+
+#[test]
+fn truncated_and_mutated_input_never_panics() {
+    let f = filled(CounterLayout::Standard, 300);
+    let bytes = f.to_bytes();
+    for len in 0..bytes.len() {
+        assert!(CountingBloomFilter::from_bytes(&bytes[..len]).is_err(), "length {len}");
+        assert!(CountingBloomFilter::read_from(&bytes[..len]).is_err(), "length {len}");
+    }
+    // Every single-byte change: an error, except in the header fields the checksum does not
+    // cover and a reader cannot check beyond their range (the probe count, the seed, which
+    // selects the hasher, and the informational item count).
+    for at in 0..bytes.len() {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.clone();
+            b[at] ^= x;
+            if let Ok(g) = CountingBloomFilter::from_bytes(&b) {
+                assert!(
+                    (8..12).contains(&at) || (16..24).contains(&at) || (32..40).contains(&at),
+                    "byte {at} ^ {x:#x}"
+                );
+                assert_eq!(g.as_lines(), f.as_lines());
+            }
+        }
+    }
+    // The header announces the payload: decode() agrees with from_bytes on what it holds.
+    let (h, payload, _) = decode::<DefaultHasher>(&bytes, FilterKind::CountingStandard, None).unwrap();
+    assert_eq!(h.payload_len as usize, payload.len());
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trip() {
+    let f = filled(CounterLayout::Blocked, 1024);
+    let json = serde_json::to_string(&f).unwrap();
+    let g: CountingBloomFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(g, f);
+    let keyed = CountingBloomFilter::with_shape(
+        CounterLayout::Standard,
+        100,
+        3,
+        KeyedHasher::with_key(KEY),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&keyed).unwrap();
+    assert!(serde_json::from_str::<CountingBloomFilter<KeyedHasher>>(&json).is_err());
+}
