@@ -6,7 +6,7 @@
 //!   `from_bytes_with_hasher`, `from_parquet_bitset`);
 //! * odd: the rest drives a structured mutation of a VALID encoding of a small filter
 //!   (header field edits, payload truncation / extension) and the checksum is re-sealed, so
-//!   mutated headers get past the checksum to the field checks.
+//!   mutated headers get past the checksum (which covers the header) to the field checks.
 
 #![no_main]
 
@@ -389,8 +389,7 @@ fn resealed(m: Mutation) {
         }
     }
     // Re-seal: the checksum always matches the (possibly edited) payload.
-    let checksum = xxhash_rust::xxh64::xxh64(&bytes[HEADER_LEN..], 0);
-    put(&mut bytes, 48, &checksum.to_le_bytes());
+    bloomforge_core::format::reseal(&mut bytes);
 
     let accepted = check_all(&bytes);
     assert!(accepted <= 1, "bytes accepted as more than one kind");

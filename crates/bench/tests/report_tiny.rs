@@ -103,8 +103,16 @@ fn tiny_run_writes_parsable_report() {
     assert!(json["rows"][0]["query_neg"]["ns_per_key"].is_number());
     assert!(json["meta"]["cpu"].is_string());
 
-    // SVGs.
-    for svg in ["fp_vs_bits.svg", "ns_vs_size.svg", "thread_scaling.svg"] {
+    // SVGs. Tiny mode has a random-u64 scenario and selects every filter, so the
+    // counting-counter and d-left bucket-load histograms are drawn too.
+    assert!(report.counting.is_some() && report.dleft.is_some());
+    for svg in [
+        "fp_vs_bits.svg",
+        "ns_vs_size.svg",
+        "thread_scaling.svg",
+        "counting_counters.svg",
+        "dleft_bucket_load.svg",
+    ] {
         let text = read(&dir, svg);
         let t = text.trim();
         assert!(t.starts_with("<svg") && t.ends_with("</svg>"), "{svg}");

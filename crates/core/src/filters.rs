@@ -6,7 +6,7 @@ use crate::arch::{check_backend, Backend};
 use crate::block::{Block256, Block512};
 use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
 use crate::error::FilterShape;
-use crate::format::{Header, PersistentHasher};
+use crate::format::PersistentHasher;
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
 use crate::raw::{
@@ -295,18 +295,14 @@ macro_rules! block_filters {
                 for block in self.raw.blocks.iter() {
                     <$L>::write_block_le(block, &mut payload);
                 }
-                let header = Header {
-                    kind: <$L>::FORMAT_KIND,
-                    algorithm: S::ALGORITHM,
-                    num_hashes: self.raw.k,
-                    seed: self.hasher.stored_seed(),
-            key_check: self.hasher.key_check(),
-                    num_bits: self.num_bits(),
-                    items: self.estimated_len().round() as u64,
-                    payload_len: 0,
-                    checksum: 0,
-                };
-                crate::format::seal(header, payload)
+                crate::format::encode(
+                    <$L>::FORMAT_KIND,
+                    &self.hasher,
+                    self.raw.k,
+                    self.num_bits(),
+                    self.estimated_len().round() as u64,
+                    payload,
+                )
             }
 
             /// Writes [`to_bytes`](Self::to_bytes) to `writer`.

@@ -5,7 +5,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 4 | magic `b"BLMF"` |
-//! | 4 | 2 | format version (1, or 2 when a key check is recorded) |
+//! | 4 | 2 | format version (3; 1 and 2 are still read) |
 //! | 6 | 1 | filter kind ([`FilterKind`]) |
 //! | 7 | 1 | hash algorithm ([`HashAlgorithm`]) |
 //! | 8 | 4 | probes per key `k` |
@@ -14,8 +14,14 @@
 //! | 24 | 8 | number of bits |
 //! | 32 | 8 | estimated distinct keys at write time |
 //! | 40 | 8 | payload length in bytes |
-//! | 48 | 8 | XXH64 (seed 0) of the payload |
-//! | 56 | 8 | version 2: key check, a HighwayHash of a fixed string under the key; version 1: reserved (0) |
+//! | 48 | 8 | checksum: XXH64 (seed 0) of the header (this field zeroed) and the payload |
+//! | 56 | 8 | key check, a HighwayHash of a fixed string under the key (0: unkeyed) |
+//!
+//! Versions 1 and 2 (read, no longer written) differ only in the checksum, which covers
+//! the payload alone, and in bytes 56..64: reserved (zero) in version 1, the key check in
+//! version 2 (written then for keyed filters only). Version 3 covers the header as well, so
+//! a corrupted probe count, seed or size is detected rather than decoded into a filter
+//! that answers wrongly.
 //!
 //! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
 //! filters as the Parquet bitset (little-endian `u32` words), standard filters as
@@ -34,12 +40,10 @@ use core::hash::BuildHasher;
 
 /// The magic bytes that start every serialized filter.
 pub const MAGIC: [u8; 4] = *b"BLMF";
-/// The newest format version this crate writes and reads. Version 2 differs from 1 only
-/// by the key check in bytes 56..64 (reserved, zero, in version 1); it is written only
-/// for keyed filters, so unkeyed files stay readable by version-1 readers, and a
-/// version-1 reader refuses a keyed file as an unsupported version rather than as
-/// corrupt.
-pub const FORMAT_VERSION: u16 = 2;
+/// The format version this crate writes (and the newest it reads). Version 3's checksum
+/// covers the header as well as the payload; versions 1 and 2 (payload-only checksum) are
+/// still read.
+pub const FORMAT_VERSION: u16 = 3;
 /// Size of the header in bytes.
 pub const HEADER_LEN: usize = 64;
 
@@ -119,6 +123,8 @@ impl PersistentHasher for KeyedHasher {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Header {
+    /// Format version ([`FORMAT_VERSION`] for everything this crate writes).
+    pub version: u16,
     /// Filter kind.
     pub kind: FilterKind,
     /// Hash algorithm.
@@ -164,8 +170,7 @@ impl Header {
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
         out[0..4].copy_from_slice(&MAGIC);
-        let version: u16 = if self.key_check == 0 { 1 } else { 2 };
-        out[4..6].copy_from_slice(&version.to_le_bytes());
+        out[4..6].copy_from_slice(&self.version.to_le_bytes());
         out[6] = self.kind as u8;
         out[7] = self.algorithm as u8;
         out[8..12].copy_from_slice(&self.num_hashes.to_le_bytes());
@@ -215,6 +220,7 @@ impl Header {
             return Err(corrupt("reserved field of a version-1 header is not zero"));
         }
         Ok(Header {
+            version,
             kind,
             algorithm,
             num_hashes: u32_at(bytes, 8),
@@ -248,8 +254,8 @@ pub(crate) fn open<S: PersistentHasher>(
     if header.payload_len != payload.len() as u64 {
         return Err(corrupt("payload length does not match the input length"));
     }
-    if verify_checksum && xxhash_rust::xxh64::xxh64(payload, 0) != header.checksum {
-        return Err(corrupt("payload checksum mismatch"));
+    if verify_checksum && checksum(header.version, bytes, payload) != header.checksum {
+        return Err(corrupt("checksum mismatch: the header or payload is corrupted"));
     }
     let hasher = match hasher {
         Some(h) => h,
@@ -287,6 +293,7 @@ pub fn encode<S: PersistentHasher>(
     payload: Vec<u8>,
 ) -> Vec<u8> {
     let header = Header {
+        version: FORMAT_VERSION,
         kind,
         algorithm: S::ALGORITHM,
         num_hashes,
@@ -327,13 +334,44 @@ pub fn read_serialized<R: std::io::Read>(reader: R) -> Result<Vec<u8>> {
     read_all(reader)
 }
 
-/// Header + payload into one buffer.
+/// The checksum of a filter whose encoded header (at least 64 bytes; the checksum field is
+/// ignored) is `header` and whose payload is `payload`: XXH64 (seed 0) of the header with
+/// the checksum field zeroed, then the payload (version 3); of the payload alone for
+/// versions 1 and 2.
+fn checksum(version: u16, header: &[u8], payload: &[u8]) -> u64 {
+    if version < 3 {
+        return xxhash_rust::xxh64::xxh64(payload, 0);
+    }
+    let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+    h.update(&header[..48]);
+    h.update(&[0u8; 8]);
+    h.update(&header[56..HEADER_LEN]);
+    h.update(payload);
+    h.digest()
+}
+
+/// Rewrites the checksum field of serialized `bytes` to match their header and payload,
+/// by the rule of the version they announce (for tools and tests that edit a header or
+/// payload on purpose; the payload-length field is left as it is). Does nothing to input
+/// shorter than a header.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let (header, payload) = bytes.split_at(HEADER_LEN);
+    let sum = checksum(u16_at(header, 4), header, payload);
+    bytes[48..56].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Header + payload into one buffer, with the payload length and checksum filled in.
 pub(crate) fn seal(mut header: Header, payload: Vec<u8>) -> Vec<u8> {
+    header.version = FORMAT_VERSION;
     header.payload_len = payload.len() as u64;
-    header.checksum = xxhash_rust::xxh64::xxh64(&payload, 0);
+    header.checksum = 0;
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(&header.to_bytes());
     out.extend_from_slice(&payload);
+    reseal(&mut out);
     out
 }
 

@@ -2,7 +2,7 @@
 
 use crate::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
 use crate::error::FilterShape;
-use crate::format::{FilterKind, Header, PersistentHasher};
+use crate::format::{FilterKind, PersistentHasher};
 use crate::hash::{fast_range64, hash_one, hasher_fingerprint, mix64, DefaultHasher};
 use crate::raw::{alloc_blocks, check_batch_len};
 use crate::{Error, Filter, Result};
@@ -463,18 +463,14 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
     /// Serializes the filter in the versioned format of [`crate::format`].
     pub fn to_bytes(&self) -> Vec<u8> {
         let payload: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let header = Header {
-            kind: FilterKind::Standard,
-            algorithm: S::ALGORITHM,
-            num_hashes: self.k,
-            seed: self.hasher.stored_seed(),
-            key_check: self.hasher.key_check(),
-            num_bits: self.num_bits,
-            items: self.estimated_len().round() as u64,
-            payload_len: 0,
-            checksum: 0,
-        };
-        crate::format::seal(header, payload)
+        crate::format::encode(
+            FilterKind::Standard,
+            &self.hasher,
+            self.k,
+            self.num_bits,
+            self.estimated_len().round() as u64,
+            payload,
+        )
     }
 
     /// Writes [`to_bytes`](Self::to_bytes) to `writer`.

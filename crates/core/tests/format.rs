@@ -154,11 +154,7 @@ fn wrong_seed_or_key_is_refused() {
     let (buf, range) = aligned(&kb.to_bytes());
     let bytes = &buf[range];
     assert_ne!(Header::parse(bytes).unwrap().key_check, 0);
-    assert_eq!(
-        &bytes[4..6],
-        &[2, 0],
-        "keyed filters are written as version 2"
-    );
+    assert_eq!(&bytes[4..6], &[3, 0], "filters are written as version 3");
     assert_eq!(
         BlockedBloomFilter::from_bytes_with_hasher(bytes, KeyedHasher::with_key(other_key))
             .unwrap_err(),
@@ -199,75 +195,68 @@ fn wrong_kind_version_and_checksum_are_errors() {
         Err(Error::Corrupt { .. })
     ));
     let mut v = bytes.clone();
-    v[4] = 3;
+    v[4] = 4;
     assert_eq!(
         BlockedBloomFilter::from_bytes(&v).unwrap_err(),
-        Error::UnsupportedVersion(3)
+        Error::UnsupportedVersion(4)
     );
-    // Unkeyed filters are written as version 1 (readable by version-1 readers), whose
-    // bytes 56..64 must be zero; keyed ones as version 2 with their key check there.
-    assert_eq!(&bytes[4..6], &[1, 0]);
-    let mut v = bytes.clone();
-    v[60] = 1;
-    assert!(matches!(
-        BlockedBloomFilter::from_bytes(&v),
-        Err(Error::Corrupt { .. })
-    ));
-    let mut v = bytes.clone();
-    *v.last_mut().unwrap() ^= 1;
-    assert!(matches!(
-        BlockedBloomFilter::from_bytes(&v),
-        Err(Error::Corrupt { .. })
-    ));
-    // A header announcing a huge payload: no allocation, a typed error.
-    let mut v = bytes[..HEADER_LEN].to_vec();
-    v[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(BlockedBloomFilter::from_bytes(&v).is_err());
-    assert!(BlockedBloomFilter::read_from(v.as_slice()).is_err());
-    // Bad k survives the checksum (it is in the header) but not the constructor.
-    let mut v = bytes.clone();
-    v[8..12].copy_from_slice(&0u32.to_le_bytes());
-    assert!(matches!(
-        BlockedBloomFilter::from_bytes(&v),
-        Err(Error::InvalidHashCount { .. })
-    ));
+    // Version 3: the checksum covers the header, so any changed header byte is refused
+    // (the probe count, seed and sizes included, which a reader cannot check otherwise).
+    assert_eq!(&bytes[4..6], &[3, 0]);
+    for at in 0..HEADER_LEN {
+        for x in [0x01u8, 0x80] {
+            let mut v = bytes.clone();
+            v[at] ^= x;
+            assert!(BlockedBloomFilter::from_bytes(&v).is_err(), "byte {at} ^ {x:#x}");
+        }
+    }
 }
 
 #[test]
-fn every_truncation_and_header_bit_flip_is_an_error() {
-    let bytes = filled_blocked().to_bytes();
-    for len in 0..bytes.len() {
-        assert!(
-            BlockedBloomFilter::from_bytes(&bytes[..len]).is_err(),
-            "len {len}"
-        );
-        assert!(BlockedBloomFilter::read_from(&bytes[..len]).is_err());
-    }
-    for bit in 0..HEADER_LEN * 8 {
-        let mut v = bytes.clone();
-        v[bit / 8] ^= 1 << (bit % 8);
-        // Flips in k (bytes 8..12), the seed (16..24) or the item count (32..40) may give a
-        // valid filter; every other header field is checked. Nothing may panic.
-        let byte = bit / 8;
-        let may_decode =
-            (8..12).contains(&byte) || (16..24).contains(&byte) || (32..40).contains(&byte);
-        let blocked = BlockedBloomFilter::from_bytes(&v);
-        assert!(
-            may_decode || blocked.is_err(),
-            "flip of header bit {bit} accepted"
-        );
-        let _ = SplitBlockBloomFilter::from_bytes(&v);
-        let _ = StandardBloomFilter::from_bytes(&v);
-    }
+fn version_1_and_2_files_are_still_read() {
+    let f = filled_blocked();
+    let v3 = f.to_bytes();
+    // Version 1: payload-only checksum, bytes 56..64 reserved (zero).
+    let mut v1 = v3.clone();
+    v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+    bloomforge_core::format::reseal(&mut v1);
+    assert_eq!(BlockedBloomFilter::from_bytes(&v1).unwrap(), f);
+    let mut bad = v1.clone();
+    bad[60] = 1;
+    assert!(matches!(
+        BlockedBloomFilter::from_bytes(&bad),
+        Err(Error::Corrupt { .. })
+    ));
+    // Its checksum is the payload's XXH64 alone.
+    assert_eq!(
+        u64::from_le_bytes(v1[48..56].try_into().unwrap()),
+        xxhash_rust::xxh64::xxh64(&v1[HEADER_LEN..], 0)
+    );
+    // Version 2: the same checksum, with a keyed filter's key check in bytes 56..64.
+    let key = [5u64, 6, 7, 8];
+    let mut kf = BlockedBloomFilter::with_num_bits(4096)
+        .hasher(KeyedHasher::with_key(key))
+        .hashes(6)
+        .unwrap();
+    kf.insert(&1u64);
+    let mut v2 = kf.to_bytes();
+    v2[4..6].copy_from_slice(&2u16.to_le_bytes());
+    bloomforge_core::format::reseal(&mut v2);
+    let back = BlockedBloomFilter::from_bytes_with_hasher(&v2, KeyedHasher::with_key(key)).unwrap();
+    assert_eq!(back, kf);
+    assert_eq!(
+        BlockedBloomFilter::from_bytes_with_hasher(&v2, KeyedHasher::with_key([0, 0, 0, 1]))
+            .unwrap_err(),
+        Error::HasherMismatch
+    );
 }
 
 /// `v` with the header's payload length and checksum rewritten to match its payload, so
 /// decoding gets past the checksum to the field checks.
 fn reseal(mut v: Vec<u8>) -> Vec<u8> {
     let payload_len = (v.len() - HEADER_LEN) as u64;
-    let checksum = xxhash_rust::xxh64::xxh64(&v[HEADER_LEN..], 0);
     v[40..48].copy_from_slice(&payload_len.to_le_bytes());
-    v[48..56].copy_from_slice(&checksum.to_le_bytes());
+    bloomforge_core::format::reseal(&mut v);
     v
 }
 
