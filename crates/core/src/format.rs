@@ -255,7 +255,9 @@ pub(crate) fn open<S: PersistentHasher>(
         return Err(corrupt("payload length does not match the input length"));
     }
     if verify_checksum && checksum(header.version, bytes, payload) != header.checksum {
-        return Err(corrupt("checksum mismatch: the header or payload is corrupted"));
+        return Err(corrupt(
+            "checksum mismatch: the header or payload is corrupted",
+        ));
     }
     let hasher = match hasher {
         Some(h) => h,

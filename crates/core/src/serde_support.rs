@@ -69,4 +69,8 @@ macro_rules! serde_via_bytes {
     )*};
 }
 
-serde_via_bytes!(BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter);
+serde_via_bytes!(
+    BlockedBloomFilter,
+    SplitBlockBloomFilter,
+    StandardBloomFilter
+);

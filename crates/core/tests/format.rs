@@ -207,7 +207,10 @@ fn wrong_kind_version_and_checksum_are_errors() {
         for x in [0x01u8, 0x80] {
             let mut v = bytes.clone();
             v[at] ^= x;
-            assert!(BlockedBloomFilter::from_bytes(&v).is_err(), "byte {at} ^ {x:#x}");
+            assert!(
+                BlockedBloomFilter::from_bytes(&v).is_err(),
+                "byte {at} ^ {x:#x}"
+            );
         }
     }
 }

@@ -10,7 +10,9 @@ use serde::de::value::{BytesDeserializer, Error as ValueError};
 use serde::Deserialize;
 
 fn keys() -> Vec<u64> {
-    (0..500u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect()
+    (0..500u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect()
 }
 
 macro_rules! round_trip {
@@ -38,9 +40,24 @@ macro_rules! round_trip {
 
 #[test]
 fn plain_filters_round_trip() {
-    round_trip!(BlockedBloomFilter, BlockedBloomFilter::with_false_pos(0.01).expected_items(500).unwrap());
-    round_trip!(SplitBlockBloomFilter, SplitBlockBloomFilter::with_false_pos(0.01).expected_items(500).unwrap());
-    round_trip!(StandardBloomFilter, StandardBloomFilter::with_false_pos(0.01).expected_items(500).unwrap());
+    round_trip!(
+        BlockedBloomFilter,
+        BlockedBloomFilter::with_false_pos(0.01)
+            .expected_items(500)
+            .unwrap()
+    );
+    round_trip!(
+        SplitBlockBloomFilter,
+        SplitBlockBloomFilter::with_false_pos(0.01)
+            .expected_items(500)
+            .unwrap()
+    );
+    round_trip!(
+        StandardBloomFilter,
+        StandardBloomFilter::with_false_pos(0.01)
+            .expected_items(500)
+            .unwrap()
+    );
 }
 
 #[test]

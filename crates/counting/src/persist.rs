@@ -56,7 +56,9 @@ impl CountingBloomFilter<DefaultHasher> {
 }
 
 impl<S: PersistentHasher> CountingBloomFilter<S> {
-    /// Serializes the filter (header and counter lines; see the [module](self) docs). An
+    /// Serializes the filter in core's versioned format ([`bloomforge_core::format`]):
+    /// kind `CountingBlocked` or `CountingStandard`, "number of bits" = 4 x counters, then
+    /// the counter lines as little-endian `u64` words (64 bytes per line of 128). An
     /// [`AtomicCountingBloomFilter`](crate::AtomicCountingBloomFilter) serializes through
     /// its `snapshot()`.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -103,11 +105,15 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
         };
         let (header, payload, hasher) = format::decode(bytes, kind_of(layout), hasher)?;
         if header.num_bits == 0 || !header.num_bits.is_multiple_of(4) {
-            return Err(corrupt("bit count is not a positive number of 4-bit counters"));
+            return Err(corrupt(
+                "bit count is not a positive number of 4-bit counters",
+            ));
         }
         let counters = header.num_bits / 4;
         if layout == CounterLayout::Blocked && !counters.is_multiple_of(u64::from(LINE_COUNTERS)) {
-            return Err(corrupt("a blocked counting filter has whole lines of 128 counters"));
+            return Err(corrupt(
+                "a blocked counting filter has whole lines of 128 counters",
+            ));
         }
         let lines = counters.div_ceil(u64::from(LINE_COUNTERS));
         if lines.checked_mul(64) != Some(payload.len() as u64) {

@@ -27,7 +27,14 @@ fn filled(layout: CounterLayout, counters: u64) -> CountingBloomFilter {
 /// Re-encodes `bytes` with `payload` (fresh length and checksum), other fields kept.
 fn reseal(bytes: &[u8], payload: Vec<u8>) -> Vec<u8> {
     let h = Header::parse(bytes).unwrap();
-    encode(h.kind, &DefaultHasher::with_seed(h.seed), h.num_hashes, h.num_bits, h.items, payload)
+    encode(
+        h.kind,
+        &DefaultHasher::with_seed(h.seed),
+        h.num_hashes,
+        h.num_bits,
+        h.items,
+        payload,
+    )
 }
 
 fn is_corrupt(r: Result<CountingBloomFilter, CountingError>) -> bool {
@@ -60,23 +67,22 @@ fn round_trips_keep_every_counter() {
         assert_eq!(out, bytes);
         let mut with_trailer = out.clone();
         with_trailer.extend_from_slice(b"next file");
-        assert_eq!(CountingBloomFilter::read_from(&with_trailer[..]).unwrap(), f);
+        assert_eq!(
+            CountingBloomFilter::read_from(&with_trailer[..]).unwrap(),
+            f
+        );
     }
 }
 
 #[test]
 fn keyed_filters_need_their_key() {
-    let mut f = CountingBloomFilter::with_shape(
-        CounterLayout::Blocked,
-        512,
-        4,
-        KeyedHasher::with_key(KEY),
-    )
-    .unwrap();
+    let mut f =
+        CountingBloomFilter::with_shape(CounterLayout::Blocked, 512, 4, KeyedHasher::with_key(KEY))
+            .unwrap();
     f.insert(&"secret");
     let bytes = f.to_bytes();
-    let g = CountingBloomFilter::from_bytes_with_hasher(&bytes, KeyedHasher::with_key(KEY))
-        .unwrap();
+    let g =
+        CountingBloomFilter::from_bytes_with_hasher(&bytes, KeyedHasher::with_key(KEY)).unwrap();
     assert_eq!(g, f);
     assert!(g.contains(&"secret"));
     for wrong in [
@@ -98,7 +104,10 @@ fn keyed_filters_need_their_key() {
 fn other_kinds_are_refused_both_ways() {
     let counting = filled(CounterLayout::Blocked, 512).to_bytes();
     assert!(BlockedBloomFilter::from_bytes(&counting).is_err());
-    let blocked = BlockedBloomFilter::with_num_bits(512 * 4).hashes(5).unwrap().to_bytes();
+    let blocked = BlockedBloomFilter::with_num_bits(512 * 4)
+        .hashes(5)
+        .unwrap()
+        .to_bytes();
     assert!(is_corrupt(CountingBloomFilter::from_bytes(&blocked)));
     // A blocked-layout payload relabelled as standard and vice versa still decodes only
     // as a well-formed filter of the label's layout.
@@ -122,18 +131,31 @@ fn bad_sizes_and_stray_counters_are_corrupt() {
         b
     };
     // Not a whole number of counters, zero, more lines than the payload, fewer lines.
-    for bits in [h.num_bits + 1, 0, h.num_bits + 4 * 128, 4 * 100, u64::MAX - 3] {
-        assert!(is_corrupt(CountingBloomFilter::from_bytes(&with_bits(bits))), "{bits}");
+    for bits in [
+        h.num_bits + 1,
+        0,
+        h.num_bits + 4 * 128,
+        4 * 100,
+        u64::MAX - 3,
+    ] {
+        assert!(
+            is_corrupt(CountingBloomFilter::from_bytes(&with_bits(bits))),
+            "{bits}"
+        );
     }
     // Fewer counters but the same number of lines: fine while the dropped ones are zero.
-    assert!(CountingBloomFilter::from_bytes(&with_bits(4 * 129)).is_ok() || {
-        // (counters 129..200 hold keys: refused as stray counters)
-        is_corrupt(CountingBloomFilter::from_bytes(&with_bits(4 * 129)))
-    });
+    assert!(
+        CountingBloomFilter::from_bytes(&with_bits(4 * 129)).is_ok() || {
+            // (counters 129..200 hold keys: refused as stray counters)
+            is_corrupt(CountingBloomFilter::from_bytes(&with_bits(4 * 129)))
+        }
+    );
     // A non-zero counter past the filter's size (standard layout, 200 of 256 slots).
     let mut stray = payload.clone();
     *stray.last_mut().unwrap() = 0x10;
-    assert!(is_corrupt(CountingBloomFilter::from_bytes(&reseal(&bytes, stray))));
+    assert!(is_corrupt(CountingBloomFilter::from_bytes(&reseal(
+        &bytes, stray
+    ))));
     // Blocked filters hold whole lines.
     let b = filled(CounterLayout::Blocked, 256).to_bytes();
     let mut odd = b.clone();
@@ -164,19 +186,29 @@ fn truncated_and_mutated_input_never_panics() {
     let f = filled(CounterLayout::Standard, 300);
     let bytes = f.to_bytes();
     for len in 0..bytes.len() {
-        assert!(CountingBloomFilter::from_bytes(&bytes[..len]).is_err(), "length {len}");
-        assert!(CountingBloomFilter::read_from(&bytes[..len]).is_err(), "length {len}");
+        assert!(
+            CountingBloomFilter::from_bytes(&bytes[..len]).is_err(),
+            "length {len}"
+        );
+        assert!(
+            CountingBloomFilter::read_from(&bytes[..len]).is_err(),
+            "length {len}"
+        );
     }
     // Every single-byte change is an error: the checksum covers the header too.
     for at in 0..bytes.len() {
         for x in [0x01u8, 0x80, 0xff] {
             let mut b = bytes.clone();
             b[at] ^= x;
-            assert!(CountingBloomFilter::from_bytes(&b).is_err(), "byte {at} ^ {x:#x}");
+            assert!(
+                CountingBloomFilter::from_bytes(&b).is_err(),
+                "byte {at} ^ {x:#x}"
+            );
         }
     }
     // The header announces the payload: decode() agrees with from_bytes on what it holds.
-    let (h, payload, _) = decode::<DefaultHasher>(&bytes, FilterKind::CountingStandard, None).unwrap();
+    let (h, payload, _) =
+        decode::<DefaultHasher>(&bytes, FilterKind::CountingStandard, None).unwrap();
     assert_eq!(h.payload_len as usize, payload.len());
 }
 

@@ -433,8 +433,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     }
 
     /// Checks the table's invariants: every cell is empty (all zero) or holds a counter
-    /// in `1..=2^c - 1`, the occupied-cell count matches, and no two cells hold the same
-    /// true fingerprint. For tests and fuzzing; `O(size)`.
+    /// in `1..=2^c - 1`, the occupied-cell count matches, no two cells hold the same
+    /// true fingerprint, and (when no counter is saturated) `len` is the counter sum. For tests and fuzzing; `O(size)`.
     ///
     /// # Errors
     /// A description of the first violation found.
@@ -443,6 +443,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let g = &self.geo;
         let mut seen = std::collections::HashSet::new();
         let mut occupied = 0u64;
+        // `None` once a saturated counter is seen.
+        let mut counter_sum = Some(0u64);
         for i in 0..g.d {
             for b in 0..g.buckets {
                 let off = g.bucket_offset(i, b);
@@ -455,6 +457,10 @@ impl<S> DLeftCountingBloomFilter<S> {
                         continue;
                     }
                     occupied += 1;
+                    let c = g.cell_counter(cell);
+                    counter_sum = counter_sum
+                        .filter(|_| c != g.counter_max)
+                        .map(|s| s + u64::from(c));
                     let f = unpermute(g, &self.perm, i, b, g.cell_remainder(cell));
                     if !seen.insert(f) {
                         return Err(format!("fingerprint {f:?} stored twice (cell {i}/{b}/{j})"));
@@ -482,6 +488,13 @@ impl<S> DLeftCountingBloomFilter<S> {
                 "occupied count {} but {occupied} cells occupied",
                 self.occupied
             ));
+        }
+        // Every insert and remove moves `len` and one counter together, except on a
+        // saturated counter; so without one, `len` is the sum of the counters.
+        if let Some(sum) = counter_sum {
+            if sum != self.len {
+                return Err(format!("len {} but the counters sum to {sum}", self.len));
+            }
         }
         Ok(())
     }
@@ -1184,6 +1197,8 @@ fn prefetch_read(p: *const u8) {
 /// The instance of the generic operations a filter runs: kernel, permutation family,
 /// bucket shape and subtable count, chosen once (construction, `set_backend`) so that
 /// each operation dispatches with one jump.
+mod persist;
+
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 mod route {
     pub(super) const AVX2_POW2_SMALL_4: u8 = 0;

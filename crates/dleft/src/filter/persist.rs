@@ -1,0 +1,189 @@
+//! Serialization of [`DLeftCountingBloomFilter`] in core's versioned format
+//! ([`bloomforge_core::format`], kind `DLeft`): the header records `d` as the probe count,
+//! the table's bits, the key count and the hasher; the payload is a 48-byte parameter
+//! block, then the packed table exactly as it is in memory (the layout is in
+//! [`DLeftCountingBloomFilter::to_bytes`]'s docs). A reader rebuilds the permutations from the seed and checks every invariant of the
+//! table before returning it (each cell empty or holding a counter, no fingerprint stored
+//! twice, padding zero, the occupied count, and the key count where no counter
+//! saturated), so hostile input yields an error, never a filter whose deletes misbehave.
+
+use super::DLeftCountingBloomFilter;
+use crate::error::{DLeftError, Result};
+use crate::layout::Geometry;
+use bloomforge_core::format::{self, FilterKind, PersistentHasher};
+use bloomforge_core::hash::DefaultHasher;
+use bloomforge_core::Error;
+
+/// Bytes of the parameter block before the table.
+const PARAMS: usize = 48;
+
+fn corrupt(reason: &'static str) -> DLeftError {
+    Error::Corrupt { reason }.into()
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+impl DLeftCountingBloomFilter<DefaultHasher> {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the default hasher
+    /// (its seed is restored).
+    ///
+    /// ```
+    /// use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let mut f = DLeftCountingBloomFilter::with_false_pos(0.01).expected_items(1000)?;
+    /// f.insert(&"a")?;
+    /// f.insert(&"a")?;
+    /// let mut g = DLeftCountingBloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(g, f);
+    /// g.remove(&"a")?;
+    /// assert_eq!(g.count(&"a"), 1);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Core's `Corrupt` (bad header or checksum, another kind, parameters out of range,
+    /// sizes that disagree, or a table that breaks an invariant), `UnsupportedVersion`, or
+    /// `HasherMismatch` (e.g. a keyed filter: use
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized filter from `reader` (exactly the bytes it announces).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or core's `Io`.
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
+}
+
+impl<S: PersistentHasher> DLeftCountingBloomFilter<S> {
+    /// Serializes the filter in core's versioned format ([`bloomforge_core::format`],
+    /// kind `DLeft`; the header's probe count is `d`, its bit count the table's, its item
+    /// count [`len`](Self::len)). The payload is a parameter block, then the packed table:
+    ///
+    /// | payload offset | size | field |
+    /// |---|---|---|
+    /// | 0 | 4 | subtables `d` |
+    /// | 4 | 4 | cells per bucket `w` |
+    /// | 8 | 4 | remainder bits `r` |
+    /// | 12 | 4 | counter bits `c` |
+    /// | 16 | 8 | buckets per subtable `B` |
+    /// | 24 | 8 | permutation seed |
+    /// | 32 | 8 | [`len`](DLeftCountingBloomFilter::len) |
+    /// | 40 | 8 | occupied cells |
+    /// | 48 | `d B ceil(w (r + c) / 8)` | the buckets, subtable by subtable |
+    ///
+    /// [`from_bytes`](DLeftCountingBloomFilter::from_bytes) rebuilds the permutations from
+    /// the seed and checks every invariant of the table.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let g = &self.geo;
+        let table = &self.table[..g.table_bytes()];
+        let mut payload = Vec::with_capacity(PARAMS + table.len());
+        for x in [g.d as u32, g.cells, g.rem_bits, g.counter_bits] {
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [g.buckets, self.seed, self.len, self.occupied] {
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        payload.extend_from_slice(table);
+        format::encode(
+            FilterKind::DLeft,
+            &self.hasher,
+            g.d as u32,
+            table.len() as u64 * 8,
+            self.len,
+            payload,
+        )
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    ///
+    /// # Errors
+    /// Core's `Io` if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
+        writer
+            .write_all(&self.to_bytes())
+            .map_err(|e| Error::Io(e.to_string()).into())
+    }
+
+    /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored; it must be the hasher the filter was built with).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](DLeftCountingBloomFilter::from_bytes).
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+        let (header, payload, hasher) = format::decode(bytes, FilterKind::DLeft, hasher)?;
+        if payload.len() < PARAMS {
+            return Err(corrupt("payload shorter than the d-left parameter block"));
+        }
+        let (params, table) = payload.split_at(PARAMS);
+        let (d, cells, rem_bits, counter_bits) = (
+            u32_at(params, 0),
+            u32_at(params, 4),
+            u32_at(params, 8),
+            u32_at(params, 12),
+        );
+        let (buckets, seed, len, occupied) = (
+            u64_at(params, 16),
+            u64_at(params, 24),
+            u64_at(params, 32),
+            u64_at(params, 40),
+        );
+        if header.num_hashes != d {
+            return Err(corrupt(
+                "the header's probe count is not the subtable count",
+            ));
+        }
+        // Validates every parameter (ranges, and a table size that fits memory).
+        let geo = Geometry::new(d, buckets, cells, rem_bits, counter_bits)
+            .map_err(|_| corrupt("d-left parameters out of range"))?;
+        if geo.table_bytes() != table.len() || header.num_bits != table.len() as u64 * 8 {
+            return Err(corrupt("table length does not match the parameters"));
+        }
+        // The table length equals the input's, so this allocation is bounded by it.
+        let mut f = Self::from_parts(d, buckets, cells, rem_bits, counter_bits, seed, hasher)?;
+        f.table[..table.len()].copy_from_slice(table);
+        f.len = len;
+        f.occupied = occupied;
+        f.validate()
+            .map_err(|_| corrupt("the d-left table breaks an invariant"))?;
+        Ok(f)
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::*;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The bytes of [`to_bytes`](DLeftCountingBloomFilter::to_bytes).
+    impl<S: PersistentHasher> Serialize for DLeftCountingBloomFilter<S> {
+        fn serialize<Z: Serializer>(&self, serializer: Z) -> core::result::Result<Z::Ok, Z::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    /// Through [`from_bytes`](DLeftCountingBloomFilter::from_bytes) (hashers restorable
+    /// from the stored seed only: a keyed filter fails with `HasherMismatch`).
+    impl<'de, S: PersistentHasher> Deserialize<'de> for DLeftCountingBloomFilter<S> {
+        fn deserialize<D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> core::result::Result<Self, D::Error> {
+            let bytes = bloomforge_core::serde_support::deserialize_bytes(deserializer)?;
+            Self::decode(&bytes, None).map_err(D::Error::custom)
+        }
+    }
+}
