@@ -100,6 +100,21 @@ fn every_backend_matches_the_scalar_oracle() {
                 assert_eq!(f.blocks(), oracle.blocks(), "{backend:?} bits={bits} k={k}");
                 let answers: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
                 assert_eq!(answers, oracle_answers, "{backend:?} bits={bits} k={k}");
+                let atomic = AtomicBlockedBloomFilter::from(blocked(bits, k, backend));
+                for &h in &hashes {
+                    atomic.insert_hash(h);
+                }
+                let answers: Vec<bool> = probes.iter().map(|&h| atomic.contains_hash(h)).collect();
+                assert_eq!(
+                    answers, oracle_answers,
+                    "atomic {backend:?} bits={bits} k={k}"
+                );
+                let atomic = atomic.into_inner();
+                assert_eq!(
+                    atomic.blocks(),
+                    oracle.blocks(),
+                    "atomic {backend:?} bits={bits} k={k}"
+                );
             }
         }
         let blocks = bits.div_ceil(256);
@@ -114,6 +129,21 @@ fn every_backend_matches_the_scalar_oracle() {
             assert_eq!(f.blocks(), oracle.blocks(), "{backend:?} blocks={blocks}");
             let answers: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
             assert_eq!(answers, oracle_answers, "{backend:?}");
+            let atomic = AtomicSplitBlockBloomFilter::from(split(blocks, backend));
+            for &h in &hashes {
+                atomic.insert_hash(h);
+            }
+            let answers: Vec<bool> = probes.iter().map(|&h| atomic.contains_hash(h)).collect();
+            assert_eq!(
+                answers, oracle_answers,
+                "atomic {backend:?} blocks={blocks}"
+            );
+            let atomic = atomic.into_inner();
+            assert_eq!(
+                atomic.blocks(),
+                oracle.blocks(),
+                "atomic {backend:?} blocks={blocks}"
+            );
         }
     }
 }
@@ -146,60 +176,191 @@ fn all_ones_and_empty_filters() {
         assert!(out.iter().all(|&b| b));
         let s = split(8, backend);
         assert!(probes.iter().all(|&h| !s.contains_hash(h)));
-        let full = SplitBlockBloomFilter::from_parquet_bitset(&[0xff; 256]).unwrap();
-        assert!(probes.iter().all(|&h| full.contains_hash(h)));
+        let mut full = SplitBlockBloomFilter::from_parquet_bitset(&[0xff; 256]).unwrap();
+        full.set_backend(backend).unwrap();
+        assert!(probes.iter().all(|&h| full.contains_hash(h)), "{backend:?}");
+        out.fill(false);
+        full.contains_hash_batch(&probes, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "{backend:?}");
+        let full = AtomicSplitBlockBloomFilter::from(full);
+        assert_eq!(full.backend(), backend);
+        assert!(probes.iter().all(|&h| full.contains_hash(h)), "{backend:?}");
+        out.fill(false);
+        full.contains_hash_batch(&probes, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "{backend:?}");
     }
 }
 
+/// Batch queries of a plain or atomic filter, by key and by hash, give its single-call
+/// answers (`out` starts as the opposite answers, so every slot must be written); the
+/// answers are returned.
+macro_rules! check_batch_queries {
+    ($f:expr, $keys:expr, $hashes:expr, $what:expr) => {{
+        let (f, keys, hashes): (_, &[u64], &[u64]) = (&$f, $keys, $hashes);
+        let expect: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+        let by_hash: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
+        assert_eq!(by_hash, expect, "contains_hash, {:?}", $what);
+        let mut out: Vec<bool> = expect.iter().map(|&b| !b).collect();
+        f.contains_batch(keys, &mut out).unwrap();
+        assert_eq!(out, expect, "contains_batch, {:?}", $what);
+        out.iter_mut().for_each(|b| *b = !*b);
+        f.contains_hash_batch(hashes, &mut out).unwrap();
+        assert_eq!(out, expect, "contains_hash_batch, {:?}", $what);
+        expect
+    }};
+}
+
+/// Inserting `keys` (or their `hashes`) by batch, and one by one through the atomic
+/// filter, sets exactly the bits of single plain `insert`s into a fresh `$new`; returns
+/// that filter.
+macro_rules! check_batch_inserts {
+    ($new:expr, $Atomic:ty, $keys:expr, $hashes:expr, $what:expr) => {{
+        let (keys, hashes): (&[u64], &[u64]) = ($keys, $hashes);
+        let mut single = $new;
+        keys.iter().for_each(|k| {
+            single.insert(k);
+        });
+        let mut f = $new;
+        hashes.iter().for_each(|&h| {
+            f.insert_hash(h);
+        });
+        assert_eq!(f, single, "insert_hash, {:?}", $what);
+        let mut f = $new;
+        f.insert_batch(keys);
+        assert_eq!(f, single, "insert_batch, {:?}", $what);
+        let mut f = $new;
+        f.insert_hash_batch(hashes);
+        assert_eq!(f, single, "insert_hash_batch, {:?}", $what);
+        let atomic = <$Atomic>::from($new);
+        keys.iter().for_each(|k| {
+            atomic.insert(k);
+        });
+        assert_eq!(atomic.into_inner(), single, "atomic insert, {:?}", $what);
+        let atomic = <$Atomic>::from($new);
+        hashes.iter().for_each(|&h| {
+            atomic.insert_hash(h);
+        });
+        assert_eq!(
+            atomic.into_inner(),
+            single,
+            "atomic insert_hash, {:?}",
+            $what
+        );
+        let atomic = <$Atomic>::from($new);
+        atomic.insert_batch(keys);
+        assert_eq!(
+            atomic.into_inner(),
+            single,
+            "atomic insert_batch, {:?}",
+            $what
+        );
+        let atomic = <$Atomic>::from($new);
+        atomic.insert_hash_batch(hashes);
+        assert_eq!(
+            atomic.into_inner(),
+            single,
+            "atomic insert_hash_batch, {:?}",
+            $what
+        );
+        single
+    }};
+}
+
+/// Every batch length 0..=257 (all pipeline tails), plain and atomic, every backend: batch
+/// queries answer as single queries on all-members batches, random member / non-member
+/// batches and empty filters; batch inserts set the bits of single inserts, which match the
+/// scalar backend's.
 #[test]
 fn batches_match_single_calls_for_every_length() {
     let mut rng = SplitMix64(3);
-    let members = rng.keys(400);
+    let members = rng.keys(257);
+    let others = rng.keys(257);
+    // Each slot a member or a non-member at random; its prefixes are the random batches.
+    let mixed: Vec<u64> = members
+        .iter()
+        .zip(&others)
+        .map(|(&m, &o)| if rng.next_u64() & 1 == 0 { m } else { o })
+        .collect();
+    let hash = |keys: &[u64]| -> Vec<u64> {
+        let hasher = DefaultHasher::default();
+        keys.iter().map(|k| hasher.hash_one(k)).collect()
+    };
+    let (member_hashes, mixed_hashes) = (hash(&members), hash(&mixed));
     for backend in Backend::available() {
+        // Queries: 16 Kibit filters holding `members`, and empty ones.
         let mut b = blocked(1 << 14, 7, backend);
         let mut s = split(64, backend);
-        b.insert_batch(&members[..200]);
-        s.insert_batch(&members[..200]);
+        let atomic_empty_b = AtomicBlockedBloomFilter::from(b.clone());
+        let atomic_empty_s = AtomicSplitBlockBloomFilter::from(s.clone());
+        let (empty_b, empty_s) = (b.clone(), s.clone());
+        members.iter().for_each(|k| {
+            b.insert(k);
+            s.insert(k);
+        });
         let atomic_b = AtomicBlockedBloomFilter::from(b.clone());
         let atomic_s = AtomicSplitBlockBloomFilter::from(s.clone());
+        assert!(mixed.iter().any(|k| !b.contains(k)) && mixed.iter().any(|k| !s.contains(k)));
         for len in 0..=257usize {
-            // Mixed batch: members, non-members; also all-members and empty filters.
-            let keys: Vec<u64> = members[200 - len.min(200)..]
-                .iter()
-                .copied()
-                .take(len)
-                .collect();
-            let mut out = vec![false; keys.len()];
-            b.contains_batch(&keys, &mut out).unwrap();
-            assert_eq!(
-                out,
-                keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>(),
-                "{backend:?} {len}"
+            for (batch, keys, hashes) in [
+                ("all members", &members[..len], &member_hashes[..len]),
+                ("random", &mixed[..len], &mixed_hashes[..len]),
+            ] {
+                let what = (backend, len, batch);
+                let answers = check_batch_queries!(b, keys, hashes, ("blocked", what));
+                let atomic = check_batch_queries!(atomic_b, keys, hashes, ("atomic blocked", what));
+                assert_eq!(atomic, answers, "{what:?}");
+                let answers_s = check_batch_queries!(s, keys, hashes, ("split", what));
+                let atomic = check_batch_queries!(atomic_s, keys, hashes, ("atomic split", what));
+                assert_eq!(atomic, answers_s, "{what:?}");
+                if batch == "all members" {
+                    assert!(answers.iter().chain(&answers_s).all(|&a| a), "{what:?}");
+                }
+                for answers in [
+                    check_batch_queries!(empty_b, keys, hashes, ("empty blocked", what)),
+                    check_batch_queries!(
+                        atomic_empty_b,
+                        keys,
+                        hashes,
+                        ("empty atomic blocked", what)
+                    ),
+                    check_batch_queries!(empty_s, keys, hashes, ("empty split", what)),
+                    check_batch_queries!(
+                        atomic_empty_s,
+                        keys,
+                        hashes,
+                        ("empty atomic split", what)
+                    ),
+                ] {
+                    assert!(answers.iter().all(|&a| !a), "{what:?}");
+                }
+            }
+            // Inserts: small filters, so batches hit the same blocks again and again.
+            let (keys, hashes) = (&mixed[..len], &mixed_hashes[..len]);
+            let what = (backend, len);
+            let single = check_batch_inserts!(
+                blocked(1 << 12, 5, backend),
+                AtomicBlockedBloomFilter,
+                keys,
+                hashes,
+                ("blocked", what)
             );
-            atomic_b.contains_batch(&keys, &mut out).unwrap();
-            assert_eq!(out, keys.iter().map(|k| b.contains(k)).collect::<Vec<_>>());
-            s.contains_batch(&keys, &mut out).unwrap();
-            assert_eq!(out, keys.iter().map(|k| s.contains(k)).collect::<Vec<_>>());
-            atomic_s.contains_batch(&keys, &mut out).unwrap();
-            assert_eq!(out, keys.iter().map(|k| s.contains(k)).collect::<Vec<_>>());
-            // Batch inserts give the same bits as single inserts.
-            let mut single = blocked(1 << 12, 5, backend);
-            let mut batch = blocked(1 << 12, 5, backend);
-            let atomic = AtomicBlockedBloomFilter::from(blocked(1 << 12, 5, backend));
+            let mut oracle = blocked(1 << 12, 5, Backend::Scalar);
             keys.iter().for_each(|k| {
-                single.insert(k);
+                oracle.insert(k);
             });
-            batch.insert_batch(&keys);
-            atomic.insert_batch(&keys);
-            assert_eq!(single, batch, "{len}");
-            assert_eq!(single, atomic.into_inner());
-            let mut single = split(16, backend);
-            let mut batch = split(16, backend);
+            assert_eq!(single.blocks(), oracle.blocks(), "blocked {what:?}");
+            let single = check_batch_inserts!(
+                split(16, backend),
+                AtomicSplitBlockBloomFilter,
+                keys,
+                hashes,
+                ("split", what)
+            );
+            let mut oracle = split(16, Backend::Scalar);
             keys.iter().for_each(|k| {
-                single.insert(k);
+                oracle.insert(k);
             });
-            batch.insert_batch(&keys);
-            assert_eq!(single, batch);
+            assert_eq!(single.blocks(), oracle.blocks(), "split {what:?}");
         }
     }
 }
