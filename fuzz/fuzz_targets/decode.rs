@@ -17,6 +17,8 @@ use bloomforge_core::{
     BlockedBloomFilter, BlockedBloomFilterView, KeyedHasher, SplitBlockBloomFilter,
     SplitBlockBloomFilterView, StandardBloomFilter, STANDARD_MAX_HASHES,
 };
+use bloomforge_counting::CountingBloomFilter;
+use bloomforge_dleft::DLeftCountingBloomFilter;
 use libfuzzer_sys::fuzz_target;
 
 /// The key of every keyed filter this target writes and reads.
@@ -212,7 +214,33 @@ macro_rules! check_view {
     }};
 }
 
+/// The counting and d-left readers: a filter or an error; an accepted filter is well
+/// formed and round-trips.
+fn check_other_crates(bytes: &[u8]) -> usize {
+    let counting = CountingBloomFilter::from_bytes(bytes);
+    if let Ok(f) = &counting {
+        assert_eq!(CountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(), Ok(f));
+        assert_eq!(CountingBloomFilter::read_from(bytes).as_ref(), Ok(f));
+        let mut g = f.clone();
+        g.insert(&bytes.len());
+        assert!(g.contains(&bytes.len()));
+        g.remove(&bytes.len()).expect("an inserted key is removable");
+    }
+    let dleft = DLeftCountingBloomFilter::from_bytes(bytes);
+    if let Ok(f) = &dleft {
+        f.validate().expect("an accepted d-left table is well formed");
+        assert_eq!(DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(), Ok(f));
+        let mut g = f.clone();
+        if g.insert(&bytes.len()).is_ok() {
+            g.remove(&bytes.len()).expect("an inserted key is removable");
+            g.validate().expect("still well formed");
+        }
+    }
+    usize::from(counting.is_ok()) + usize::from(dleft.is_ok())
+}
+
 fn check_all(bytes: &[u8]) -> usize {
+    let others = check_other_crates(bytes);
     let blocked = check_block_kind!(BlockedBloomFilter, bytes, 512, 1, BLOCKED_MAX_HASHES);
     let split = check_block_kind!(SplitBlockBloomFilter, bytes, 256, 8, 8);
     check_view!(BlockedBloomFilter, BlockedBloomFilterView, bytes);
@@ -220,7 +248,7 @@ fn check_all(bytes: &[u8]) -> usize {
     let standard = check_standard(bytes);
     check_parquet(bytes);
     check_parquet(bytes.get(HEADER_LEN..).unwrap_or_default());
-    blocked + split + standard
+    blocked + split + standard + others
 }
 
 #[derive(Arbitrary, Debug)]
