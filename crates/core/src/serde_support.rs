@@ -9,11 +9,9 @@
 //! one fails with [`Error::HasherMismatch`](crate::Error::HasherMismatch): read it with
 //! `from_bytes_with_hasher` instead.
 
-use crate::format::PersistentHasher;
 use crate::{BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter};
 use core::fmt;
-use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::de::{Deserializer, SeqAccess, Visitor};
 
 /// Reads a byte string written by `serialize_bytes`, or a sequence of `u8` (formats
 /// without a byte-string type). For crates that add filter kinds to the format.
@@ -52,18 +50,22 @@ impl<'de> Visitor<'de> for BytesVisitor {
     }
 }
 
+/// Implements `Serialize` / `Deserialize` for filter types `$F<S>` that have `to_bytes`
+/// and a `decode(&[u8], Option<S>)` (the counting and d-left crates use it too).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! serde_via_bytes {
     ($($F:ident),*) => {$(
-        impl<S: PersistentHasher> Serialize for $F<S> {
-            fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        impl<S: $crate::format::PersistentHasher> ::serde::Serialize for $F<S> {
+            fn serialize<Z: ::serde::Serializer>(&self, serializer: Z) -> ::core::result::Result<Z::Ok, Z::Error> {
                 serializer.serialize_bytes(&self.to_bytes())
             }
         }
 
-        impl<'de, S: PersistentHasher> Deserialize<'de> for $F<S> {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let bytes = deserialize_bytes(deserializer)?;
-                $F::decode(&bytes, None).map_err(D::Error::custom)
+        impl<'de, S: $crate::format::PersistentHasher> ::serde::Deserialize<'de> for $F<S> {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let bytes = $crate::serde_support::deserialize_bytes(deserializer)?;
+                $F::decode(&bytes, None).map_err(<D::Error as ::serde::de::Error>::custom)
             }
         }
     )*};

@@ -123,11 +123,7 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
         let lines: Vec<CounterLine> = payload
             .chunks_exact(64)
             .map(|line| CounterLine {
-                words: core::array::from_fn(|i| {
-                    let mut w = [0u8; 8];
-                    w.copy_from_slice(&line[8 * i..8 * i + 8]);
-                    u64::from_le_bytes(w)
-                }),
+                words: core::array::from_fn(|i| format::u64_at(line, 8 * i)),
             })
             .collect();
         Self::from_lines(layout, lines, counters, header.num_hashes, hasher).map_err(|e| match e {
@@ -137,24 +133,7 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
     }
 }
 
+// Serialize / Deserialize as the bytes of `to_bytes`, through `decode` (hashers
+// restorable from the stored seed only: a keyed filter fails with `HasherMismatch`).
 #[cfg(feature = "serde")]
-mod serde_impl {
-    use super::*;
-    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
-
-    /// The bytes of [`to_bytes`](CountingBloomFilter::to_bytes).
-    impl<S: PersistentHasher> Serialize for CountingBloomFilter<S> {
-        fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
-            serializer.serialize_bytes(&self.to_bytes())
-        }
-    }
-
-    /// Through [`from_bytes`](CountingBloomFilter::from_bytes) (hashers restorable from
-    /// the stored seed only: a keyed filter fails with `HasherMismatch`).
-    impl<'de, S: PersistentHasher> Deserialize<'de> for CountingBloomFilter<S> {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let bytes = bloomforge_core::serde_support::deserialize_bytes(deserializer)?;
-            Self::decode(&bytes, None).map_err(D::Error::custom)
-        }
-    }
-}
+bloomforge_core::serde_via_bytes!(CountingBloomFilter);

@@ -10,7 +10,7 @@
 use super::DLeftCountingBloomFilter;
 use crate::error::{DLeftError, Result};
 use crate::layout::Geometry;
-use bloomforge_core::format::{self, FilterKind, PersistentHasher};
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::Error;
 
@@ -19,16 +19,6 @@ const PARAMS: usize = 48;
 
 fn corrupt(reason: &'static str) -> DLeftError {
     Error::Corrupt { reason }.into()
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(x)
 }
 
 impl DLeftCountingBloomFilter<DefaultHasher> {
@@ -164,26 +154,7 @@ impl<S: PersistentHasher> DLeftCountingBloomFilter<S> {
     }
 }
 
+// Serialize / Deserialize as the bytes of `to_bytes`, through `decode` (hashers
+// restorable from the stored seed only: a keyed filter fails with `HasherMismatch`).
 #[cfg(feature = "serde")]
-mod serde_impl {
-    use super::*;
-    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
-
-    /// The bytes of [`to_bytes`](DLeftCountingBloomFilter::to_bytes).
-    impl<S: PersistentHasher> Serialize for DLeftCountingBloomFilter<S> {
-        fn serialize<Z: Serializer>(&self, serializer: Z) -> core::result::Result<Z::Ok, Z::Error> {
-            serializer.serialize_bytes(&self.to_bytes())
-        }
-    }
-
-    /// Through [`from_bytes`](DLeftCountingBloomFilter::from_bytes) (hashers restorable
-    /// from the stored seed only: a keyed filter fails with `HasherMismatch`).
-    impl<'de, S: PersistentHasher> Deserialize<'de> for DLeftCountingBloomFilter<S> {
-        fn deserialize<D: Deserializer<'de>>(
-            deserializer: D,
-        ) -> core::result::Result<Self, D::Error> {
-            let bytes = bloomforge_core::serde_support::deserialize_bytes(deserializer)?;
-            Self::decode(&bytes, None).map_err(D::Error::custom)
-        }
-    }
-}
+bloomforge_core::serde_via_bytes!(DLeftCountingBloomFilter);
