@@ -270,45 +270,9 @@ fn build_err(filter: &'static str, e: impl std::fmt::Display) -> BenchError {
 // bloomforge-core
 // ---------------------------------------------------------------------------------------
 
+/// A core filter (plain or atomic: the same inherent method names) as a subject.
 macro_rules! block_subject {
-    ($Ty:ident, plain, $predict:expr) => {
-        impl<K: BenchKey> Subject<K> for $Ty {
-            fn insert_all(&mut self, keys: &[K]) {
-                for k in keys {
-                    self.insert(k);
-                }
-            }
-            #[inline]
-            fn contains_one(&self, key: &K) -> bool {
-                self.contains(key)
-            }
-            fn memory_bits(&self) -> u64 {
-                self.num_bits()
-            }
-            fn num_hashes(&self) -> Option<u32> {
-                Some(self.num_hashes())
-            }
-            fn predict(&self, n: u64) -> Prediction {
-                #[allow(clippy::redundant_closure_call)]
-                ($predict)(self.num_bits(), n, self.num_hashes())
-            }
-            fn insert_batch(&mut self, keys: &[K]) -> bool {
-                $Ty::insert_batch(self, keys);
-                true
-            }
-            fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
-                $Ty::contains_batch(self, keys, out).is_ok()
-            }
-            fn par_insert(&mut self, keys: &[K]) -> bool {
-                self.par_insert_batch(keys);
-                true
-            }
-            fn realised_fp(&self) -> Option<f64> {
-                Some(self.expected_false_pos())
-            }
-        }
-    };
-    ($Ty:ident, atomic, $predict:expr) => {
+    ($Ty:ident, $predict:expr) => {
         impl<K: BenchKey> Subject<K> for $Ty {
             fn insert_all(&mut self, keys: &[K]) {
                 for k in keys {
@@ -347,14 +311,12 @@ macro_rules! block_subject {
     };
 }
 
-block_subject!(BlockedBloomFilter, plain, theory::blocked512);
-block_subject!(AtomicBlockedBloomFilter, atomic, theory::blocked512);
-block_subject!(
-    SplitBlockBloomFilter,
-    plain,
-    |m, n, _k| theory::split_block(m, n)
-);
-block_subject!(AtomicSplitBlockBloomFilter, atomic, |m, n, _k| {
+block_subject!(BlockedBloomFilter, theory::blocked512);
+block_subject!(AtomicBlockedBloomFilter, theory::blocked512);
+block_subject!(SplitBlockBloomFilter, |m, n, _k| {
+    theory::split_block(m, n)
+});
+block_subject!(AtomicSplitBlockBloomFilter, |m, n, _k| {
     theory::split_block(m, n)
 });
 

@@ -445,9 +445,20 @@ pub fn blocked512_fp(c: f64, k: u32) -> f64 {
     blocked_fp_cached(c, 512, k)
 }
 
-/// Smallest bits-per-key `c` with `fp(c) <= p`, for `fp` decreasing in `c`, searched
-/// upwards from `start` (a lower bound such as the standard filter's requirement).
-fn solve_bits_per_key(p: f64, start: f64, fp: impl Fn(f64) -> f64) -> f64 {
+/// Smallest bits-per-key `c` in `1.6..=256` with `fp(c) <= p` (to about 1e-9 relative),
+/// for `fp` decreasing in `c`, searched upwards from `start` (a lower bound such as the
+/// standard filter's requirement, [`std_bits_per_key`]): bracket by factors of 1.15, then
+/// bisect. Every layout's `(n, p)` sizing goes through it with its own FP formula; targets
+/// below what 256 bits per key reach, and `p` outside `(0, 1)`, return 256.
+///
+/// ```
+/// use bloomforge_core::math::{solve_bits_per_key, std_bits_per_key};
+/// // The standard filter with real-valued optimal k: fp(c) = exp(-c (ln 2)^2).
+/// let ln2 = std::f64::consts::LN_2;
+/// let c = solve_bits_per_key(0.01, 1.6, |c| (-c * ln2 * ln2).exp());
+/// assert!((c - std_bits_per_key(0.01)).abs() < 1e-6);
+/// ```
+pub fn solve_bits_per_key(p: f64, start: f64, fp: impl Fn(f64) -> f64) -> f64 {
     if !(p > 0.0 && p < 1.0) {
         // Out of domain (the builders reject it first): the largest size.
         return MAX_BITS_PER_KEY;

@@ -8,16 +8,14 @@
 //! standard formula for [`CounterLayout::Standard`](crate::CounterLayout).
 
 use bloomforge_core::math::{
-    block_inner_fp_cached, blocked_fp_cached, poisson_pmf_window, std_bits_per_key,
+    block_inner_fp_cached, blocked_fp_cached, poisson_pmf_window, solve_bits_per_key,
+    std_bits_per_key,
 };
 
 /// Largest `k` the blocked sizing considers.
 pub const SIZING_MAX_K: u32 = 24;
 /// Tail mass left out of a load mixture.
 const MIX_EPS: f64 = 1e-15;
-/// Counters per key searched by the sizing.
-const MIN_COUNTERS_PER_KEY: f64 = 1.6;
-const MAX_COUNTERS_PER_KEY: f64 = 256.0;
 
 /// The conditional FP table of a 128-counter line for `k` probes (core's process-wide
 /// cache, shared with its 512-bit blocks).
@@ -60,30 +58,8 @@ fn blocked_best(c: f64) -> (u32, f64) {
 /// and 9.59 for the standard formula. Targets below what 256 counters per key reach
 /// return 256.
 pub fn blocked_size(p: f64) -> (f64, u32) {
-    let fp = |c: f64| blocked_best(c).1;
-    let mut lo = std_bits_per_key(p).clamp(MIN_COUNTERS_PER_KEY, MAX_COUNTERS_PER_KEY);
-    if fp(lo) > p {
-        // Bracket upwards (small blocks need 10-40 % more than the standard formula),
-        // then bisect.
-        let mut hi = lo;
-        loop {
-            hi = (hi * 1.15 + 0.5).min(MAX_COUNTERS_PER_KEY);
-            if fp(hi) <= p || hi >= MAX_COUNTERS_PER_KEY {
-                break;
-            }
-            lo = hi;
-        }
-        for _ in 0..40 {
-            let mid = 0.5 * (lo + hi);
-            if fp(mid) > p {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo = hi;
-    }
-    (lo, blocked_best(lo).0)
+    let c = solve_bits_per_key(p, std_bits_per_key(p), |c| blocked_best(c).1);
+    (c, blocked_best(c).0)
 }
 
 #[cfg(test)]
@@ -117,6 +93,9 @@ mod tests {
             let (c512, _) = bloomforge_core::math::blocked512_size(p);
             assert!(c > c512, "p={p}: {c} vs {c512}");
         }
+        // The figures quoted in `blocked_size`'s documentation.
+        let (c, k) = blocked_size(0.01);
+        assert!((c - 10.85).abs() < 0.005 && k == 6, "{c} {k}");
     }
 
     #[test]
