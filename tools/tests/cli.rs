@@ -110,3 +110,348 @@ fn build_query_stats_merge() {
         .unwrap();
     assert!(!mixed.status.success());
 }
+
+/// Runs the binary; every argument is a string (test paths are UTF-8).
+fn run(args: &[&str]) -> std::process::Output {
+    bin().args(args).output().unwrap()
+}
+
+fn path(name: &str) -> String {
+    tmp(name).to_str().unwrap().to_string()
+}
+
+fn write_lines(name: &str, lines: &[String]) -> String {
+    let p = path(name);
+    std::fs::write(
+        &p,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    p
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts a clean failure: exit status 1 (not a panic's 101) with `needle` in the message.
+fn assert_refused(out: &std::process::Output, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `query --count` output as (count, key) pairs.
+fn counts(filter: &str, keys: &str) -> Vec<(String, String)> {
+    let out = run(&["query", "--count", "--filter", filter, "--keys", keys]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| {
+            let (c, k) = l.split_once('\t').unwrap();
+            (c.to_string(), k.to_string())
+        })
+        .collect()
+}
+
+fn stat(filter: &str, field: &str) -> String {
+    let out = run(&["stats", "--filter", filter]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}\t")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {field} in stats of {filter}"))
+}
+
+#[test]
+fn counting_and_dleft_build_query_remove() {
+    let members: Vec<String> = (0..300).map(|i| format!("item-{i}")).collect();
+    // "twice" is inserted twice (two lines), so it survives one removal.
+    let mut build_lines = members.clone();
+    build_lines.push("twice".into());
+    build_lines.push("twice".into());
+    let keys = write_lines("rm-build.txt", &build_lines);
+    let twice = write_lines("rm-twice.txt", &["twice".to_string()]);
+    let mut rest = members.clone();
+    rest.push("twice".into());
+    let rest = write_lines("rm-rest.txt", &rest);
+    let ghost = write_lines("rm-ghost.txt", &["ghost".to_string()]);
+    for layout in ["counting", "counting-standard", "dleft"] {
+        let f = path(&format!("rm-{layout}.bloom"));
+        let out = run(&[
+            "build", "--layout", layout, "--fp", "0.0001", "--seed", "7", "--keys", &keys, "--out",
+            &f,
+        ]);
+        assert!(out.status.success(), "{layout}: {}", stderr(&out));
+        assert_eq!(stat(&f, "layout"), layout);
+
+        // Every member may be present; "twice" counts at least 2.
+        let c = counts(&f, &keys);
+        assert_eq!(c.len(), 302);
+        assert!(
+            c.iter().all(|(n, _)| n != "0"),
+            "{layout}: no member absent"
+        );
+        let c = counts(&f, &twice);
+        assert!(c[0].0.parse::<u64>().unwrap() >= 2, "{layout}: {c:?}");
+
+        // Remove "twice" once into another file: the input is untouched, the output still
+        // holds it with a count of at least 1.
+        let once = path(&format!("rm-{layout}-once.bloom"));
+        let before = std::fs::read(&f).unwrap();
+        let out = run(&["remove", "--filter", &f, "--keys", &twice, "--out", &once]);
+        assert!(out.status.success(), "{layout}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            before,
+            "{layout}: input unchanged"
+        );
+        let c = counts(&once, &twice);
+        assert!(c[0].0.parse::<u64>().unwrap() >= 1, "{layout}: {c:?}");
+        let out = run(&["query", "--filter", &once, "--keys", &twice]);
+        assert_eq!(stdout(&out), "maybe\ttwice\n", "{layout}");
+
+        // Remove everything else in place: the filter holds only these keys, so every
+        // counter (every cell) returns to zero and every key reads absent, count 0.
+        let out = run(&["remove", "--filter", &once, "--keys", &rest]);
+        assert!(out.status.success(), "{layout}: {}", stderr(&out));
+        assert!(stderr(&out).contains("removed 301 of 301 keys (0 not present)"));
+        let out = run(&["query", "--absent", "--filter", &once, "--keys", &keys]);
+        assert_eq!(stdout(&out).lines().count(), 302, "{layout}: all absent");
+        assert!(counts(&once, &keys).iter().all(|(n, _)| n == "0"));
+        if layout == "dleft" {
+            assert_eq!(stat(&once, "len"), "0");
+            assert_eq!(stat(&once, "occupied_cells"), "0");
+        } else {
+            assert_eq!(stat(&once, "nonzero_counters"), "0");
+        }
+
+        // A key that is not present is listed and skipped, not fatal; the filter is
+        // unchanged for it.
+        let empty = std::fs::read(&once).unwrap();
+        let out = run(&["remove", "--filter", &once, "--keys", &ghost]);
+        assert!(out.status.success(), "{layout}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("not present") && err.contains("ghost"),
+            "{err}"
+        );
+        assert!(err.contains("removed 0 of 1 keys (1 not present)"), "{err}");
+        assert_eq!(std::fs::read(&once).unwrap(), empty, "{layout}: unchanged");
+    }
+}
+
+#[test]
+fn counting_export_answers_identically() {
+    let members: Vec<String> = (0..1000).map(|i| format!("m-{i}")).collect();
+    let others: Vec<String> = (0..5000).map(|i| format!("other-{i}")).collect();
+    let keys = write_lines("ex-members.txt", &members);
+    let mut probe = members.clone();
+    probe.extend(others);
+    let probe = write_lines("ex-probe.txt", &probe);
+    for (layout, plain) in [("counting", "blocked"), ("counting-standard", "standard")] {
+        let f = path(&format!("ex-{layout}.bloom"));
+        let out = run(&[
+            "build", "--layout", layout, "--fp", "0.05", "--keys", &keys, "--out", &f,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // Remove a few keys first, so the export reflects deletions too.
+        let gone = write_lines("ex-gone.txt", &members[..100]);
+        assert!(run(&["remove", "--filter", &f, "--keys", &gone])
+            .status
+            .success());
+        let exported = path(&format!("ex-{layout}-plain.bloom"));
+        let out = run(&["export", "--filter", &f, "--out", &exported]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stat(&exported, "layout"), plain);
+        // An explicit matching --layout works too.
+        let out = run(&[
+            "export", "--filter", &f, "--out", &exported, "--layout", plain,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+
+        let a = run(&["query", "--filter", &f, "--keys", &probe]);
+        let b = run(&["query", "--filter", &exported, "--keys", &probe]);
+        assert!(a.status.success() && b.status.success());
+        let (a, b) = (stdout(&a), stdout(&b));
+        assert_eq!(a.lines().count(), 6000);
+        assert_eq!(a, b, "{layout}: the export answers as the counting filter");
+        // Members not removed are present; some non-member answers are false positives
+        // at 5 %, and they agree too (checked above).
+        assert!(a
+            .lines()
+            .skip(100)
+            .take(900)
+            .all(|l| l.starts_with("maybe\t")));
+        assert!(a.lines().skip(1000).any(|l| l.starts_with("absent\t")));
+
+        // The other plain layout is refused, and so is an unknown one.
+        let wrong = if plain == "blocked" {
+            "standard"
+        } else {
+            "blocked"
+        };
+        let out = run(&[
+            "export",
+            "--filter",
+            &f,
+            "--out",
+            &path("ex-x.bloom"),
+            "--layout",
+            wrong,
+        ]);
+        assert_refused(&out, &format!("exports to --layout {plain} only"));
+        let out = run(&[
+            "export",
+            "--filter",
+            &f,
+            "--out",
+            &path("ex-x.bloom"),
+            "--layout",
+            "split",
+        ]);
+        assert_refused(&out, "unknown export layout");
+    }
+}
+
+#[test]
+fn merge_counting_filters() {
+    let a: Vec<String> = (0..500)
+        .map(|i| format!("a-{i}"))
+        .chain(["shared".into()])
+        .collect();
+    let b: Vec<String> = (0..500)
+        .map(|i| format!("b-{i}"))
+        .chain(["shared".into()])
+        .collect();
+    let (ka, kb) = (write_lines("mc-a.txt", &a), write_lines("mc-b.txt", &b));
+    let shared = write_lines("mc-shared.txt", &["shared".to_string()]);
+    for layout in ["counting", "counting-standard"] {
+        let (fa, fb) = (
+            path(&format!("mc-a-{layout}.bloom")),
+            path(&format!("mc-b-{layout}.bloom")),
+        );
+        let merged = path(&format!("mc-m-{layout}.bloom"));
+        for (k, f) in [(&ka, &fa), (&kb, &fb)] {
+            let out = run(&[
+                "build", "--layout", layout, "--fp", "0.001", "--items", "2000", "--keys", k,
+                "--out", f,
+            ]);
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+        let out = run(&["merge", "--out", &merged, &fa, &fb]);
+        assert!(out.status.success(), "{layout}: {}", stderr(&out));
+        assert_eq!(stat(&merged, "layout"), layout);
+        for k in [&ka, &kb] {
+            let out = run(&["query", "--absent", "--filter", &merged, "--keys", k]);
+            assert!(out.status.success());
+            assert!(stdout(&out).is_empty(), "{layout}: no member absent");
+        }
+        // The counting union adds counts: "shared" was in both inputs.
+        let c = counts(&merged, &shared);
+        assert!(c[0].0.parse::<u64>().unwrap() >= 2, "{layout}: {c:?}");
+        // ... so it survives one removal.
+        assert!(run(&["remove", "--filter", &merged, "--keys", &shared])
+            .status
+            .success());
+        let out = run(&["query", "--filter", &merged, "--keys", &shared]);
+        assert_eq!(stdout(&out), "maybe\tshared\n");
+    }
+    // Different counter layouts do not merge.
+    let out = run(&[
+        "merge",
+        "--out",
+        &path("mc-x.bloom"),
+        &path("mc-a-counting.bloom"),
+        &path("mc-b-counting-standard.bloom"),
+    ]);
+    assert_refused(&out, "different layouts");
+}
+
+#[test]
+fn refusals_are_errors_not_panics() {
+    let keys: Vec<String> = (0..1000).map(|i| format!("r-{i}")).collect();
+    let keys = write_lines("rf-keys.txt", &keys);
+    let built = |layout: &str| {
+        let f = path(&format!("rf-{layout}.bloom"));
+        let out = run(&["build", "--layout", layout, "--keys", &keys, "--out", &f]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        f
+    };
+    let (blocked, dleft, counting) = (built("blocked"), built("dleft"), built("counting"));
+
+    let before = std::fs::read(&blocked).unwrap();
+    assert_refused(
+        &run(&["remove", "--filter", &blocked, "--keys", &keys]),
+        "plain Bloom filters cannot delete",
+    );
+    assert_eq!(std::fs::read(&blocked).unwrap(), before);
+    assert_refused(
+        &run(&["merge", "--out", &path("rf-m.bloom"), &dleft, &dleft]),
+        "d-left filters cannot be merged",
+    );
+    assert_refused(
+        &run(&["merge", "--out", &path("rf-m.bloom"), &counting, &dleft]),
+        "d-left filters cannot be merged",
+    );
+    assert!(!tmp("rf-m.bloom").exists());
+    assert_refused(
+        &run(&["export", "--filter", &dleft, "--out", &path("rf-e.bloom")]),
+        "export needs a counting filter",
+    );
+    assert_refused(
+        &run(&["export", "--filter", &blocked, "--out", &path("rf-e.bloom")]),
+        "export needs a counting filter",
+    );
+    assert!(!tmp("rf-e.bloom").exists());
+    assert_refused(
+        &run(&["query", "--count", "--filter", &blocked, "--keys", &keys]),
+        "keeps no counts",
+    );
+    assert_refused(
+        &run(&[
+            "build",
+            "--layout",
+            "cuckoo",
+            "--keys",
+            &keys,
+            "--out",
+            &path("rf-c.bloom"),
+        ]),
+        "unknown layout",
+    );
+
+    // A d-left filter sized for far fewer keys fills up: the error names the line and
+    // nothing is written.
+    let full = path("rf-full.bloom");
+    let out = run(&[
+        "build", "--layout", "dleft", "--items", "10", "--keys", &keys, "--out", &full,
+    ]);
+    assert_refused(&out, "buckets are full");
+    assert!(
+        stderr(&out).contains(&format!("{keys}:")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp("rf-full.bloom").exists());
+
+    // Truncated or corrupted counting and d-left files are reported.
+    for f in [&counting, &dleft] {
+        let mut bytes = std::fs::read(f).unwrap();
+        let bad = path("rf-bad.bloom");
+        std::fs::write(&bad, &bytes[..bytes.len() - 10]).unwrap();
+        assert_refused(&run(&["stats", "--filter", &bad]), "rf-bad.bloom");
+        let n = bytes.len();
+        bytes[n - 1] ^= 0x55;
+        std::fs::write(&bad, &bytes).unwrap();
+        assert_refused(
+            &run(&["remove", "--filter", &bad, "--keys", &keys]),
+            "rf-bad.bloom",
+        );
+    }
+}
