@@ -614,8 +614,8 @@ fn standard_batches_and_atomic_standard_match_single_calls() {
     assert_eq!(StandardBloomFilter::from(atomic), f);
 }
 
-/// Above 16 MiB the standard filter's batch queries take the prefetching pipeline (below,
-/// a plain loop): same answers as single calls there too, for every tail length.
+/// Above 16 MiB the standard filter's batch calls take the prefetching pipeline (below,
+/// a plain loop): same answers and bits as single calls there too, for every tail length.
 #[test]
 fn standard_pipelined_batch_matches_single_calls_on_a_large_array() {
     let mut f = StandardBloomFilter::with_num_bits(150_000_000)
@@ -625,6 +625,23 @@ fn standard_pipelined_batch_matches_single_calls_on_a_large_array() {
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
     f.insert_batch(&members);
+    let mut single = StandardBloomFilter::with_num_bits(150_000_000)
+        .hashes(7)
+        .unwrap();
+    for k in &members[..37] {
+        single.insert(k);
+    }
+    let mut part = StandardBloomFilter::with_num_bits(150_000_000)
+        .hashes(7)
+        .unwrap();
+    part.insert_batch(&members[..37]);
+    assert!(part == single);
+    drop(part);
+    for k in &members[37..] {
+        single.insert(k);
+    }
+    assert!(single == f);
+    drop(single);
     let keys: Vec<u64> = members.iter().flat_map(|&k| [k, !k]).collect();
     let expect: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
     assert!(expect.iter().step_by(2).all(|&b| b));
