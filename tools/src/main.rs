@@ -17,8 +17,9 @@
 //! filters `counting` (4-bit counters, blocked layout) and `counting-standard`, which
 //! support `remove`, `query --count` and `export` to a plain read-only filter answering
 //! identically (`counting` -> `blocked` of the same size, `counting-standard` ->
-//! `standard` of a quarter of the size); and `dleft`, the d-left counting filter (removable, about half the size of
-//! a counting filter, but no union: it cannot be merged or exported).
+//! `standard` of a quarter of the size); and `dleft`, the d-left counting filter
+//! (removable, about half the size of a counting filter, but no union: it cannot be merged
+//! or exported).
 //!
 //! `remove` deletes one occurrence of each listed key, in place unless `--out` is given; a
 //! key that is not present is listed on stderr and skipped (the filter is unchanged for
