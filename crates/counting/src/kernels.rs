@@ -1,12 +1,14 @@
-//! Line kernels of the blocked layout (portable and AVX-512), the pipelined batch loops,
-//! and their run-time dispatch.
+//! Line kernels of the blocked layout (portable, AVX2 and AVX-512), the pipelined batch
+//! loops, and their run-time dispatch.
 //!
 //! Every kernel exists once in portable code ([`Portable`]: always compiled, the oracle the
 //! tests hold the others to) and, on x86-64, as AVX-512BW code ([`Avx512`]) where the 128
 //! counters of a line are 64 byte lanes of one register: the probe bitmaps `(lo, hi)` of
-//! [`probe_bits`] become byte masks, and one masked byte add (or subtract) per nibble half
-//! updates every targeted counter. The backend is chosen once per filter (cached CPU
-//! detection); batch calls dispatch once per batch.
+//! [`probe_bits`](crate::layout::probe_bits) become byte masks, and one masked byte add (or
+//! subtract) per nibble half updates every targeted counter; and as AVX2 code ([`Avx2`]),
+//! the same byte-lane arithmetic on two 256-bit halves with the bitmaps expanded to byte
+//! masks. The backend is chosen once per filter (cached CPU detection); batch calls
+//! dispatch once per batch.
 
 use crate::layout::{
     counter_slot, line_counter, line_index, prefetch, CounterLine, PREFETCH_AHEAD,
@@ -15,7 +17,7 @@ use crate::nibble::{decrement, increment, nonzero};
 use bloomforge_core::Backend;
 
 #[cfg(target_arch = "x86_64")]
-use crate::layout::POWERS_U64;
+use crate::layout::{POWERS, POWERS_U64};
 
 /// The operations of the blocked layout on one line.
 ///
@@ -286,6 +288,227 @@ mod avx512_impl {
     }
 }
 
+/// AVX2 kernels: the line is two registers of 32 byte lanes (byte `b` holds counters `b`
+/// and `b + 64`, as for [`Avx512`]). Updates expand the probe bitmaps to byte masks and
+/// add or subtract per nibble with compares in place of AVX-512's mask registers; queries
+/// fetch each probe's 32-bit word with two `vpermd` (one per half) and test its nibble,
+/// eight probes per pass.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2_impl {
+    use super::*;
+    use core::arch::x86_64::*;
+
+    /// The byte masks (0xFF where the bit is set) of bits 0..32 and 32..64 of `m`: byte
+    /// lane `b` of the pair is 0xFF exactly when bit `b` of `m` is set.
+    #[inline(always)]
+    unsafe fn expand(m: u64) -> (__m256i, __m256i) {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            let v = _mm256_set1_epi64x(m as i64);
+            // `vpshufb` works within 128-bit lanes; both lanes hold all 8 bytes of `m`.
+            let sel_lo = _mm256_setr_epi8(
+                0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3,
+                3, 3, 3, 3,
+            );
+            let sel_hi = _mm256_setr_epi8(
+                4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7,
+                7, 7, 7, 7,
+            );
+            let bits = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+            let a = _mm256_and_si256(_mm256_shuffle_epi8(v, sel_lo), bits);
+            let b = _mm256_and_si256(_mm256_shuffle_epi8(v, sel_hi), bits);
+            (_mm256_cmpeq_epi8(a, bits), _mm256_cmpeq_epi8(b, bits))
+        }
+    }
+
+    /// Per-half state of an update.
+    struct Half {
+        /// Non-zero bits where a targeted nibble is zero.
+        zero: __m256i,
+        /// Per byte: 0x01 for a targeted, non-saturated low nibble, plus 0x10 for such a
+        /// high nibble.
+        inc: __m256i,
+    }
+
+    /// For the 32 byte lanes `v` with targeted nibbles `(lo, hi)` (byte masks): the
+    /// targeted nibbles that are zero (as byte bits 0x0F / 0xF0), and the per-byte
+    /// increment (0x01 / 0x10) of the targeted nibbles that are not saturated.
+    #[inline(always)]
+    unsafe fn half(v: __m256i, lo: __m256i, hi: __m256i) -> Half {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            let low_nib = _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+            let high_nib = _mm256_and_si256(v, _mm256_set1_epi8(0xF0u8 as i8));
+            let zero = _mm256_or_si256(
+                _mm256_and_si256(lo, _mm256_cmpeq_epi8(low_nib, _mm256_setzero_si256())),
+                _mm256_and_si256(hi, _mm256_cmpeq_epi8(high_nib, _mm256_setzero_si256())),
+            );
+            let sat_lo = _mm256_cmpeq_epi8(low_nib, _mm256_set1_epi8(0x0F));
+            let sat_hi = _mm256_cmpeq_epi8(high_nib, _mm256_set1_epi8(0xF0u8 as i8));
+            let inc = _mm256_or_si256(
+                _mm256_and_si256(_mm256_andnot_si256(sat_lo, lo), _mm256_set1_epi8(0x01)),
+                _mm256_and_si256(_mm256_andnot_si256(sat_hi, hi), _mm256_set1_epi8(0x10)),
+            );
+            Half { zero, inc }
+        }
+    }
+
+    /// [`probe_bits`](crate::layout::probe_bits), eight probes per pass: counters from a
+    /// 32-bit multiply, widened to 64-bit lanes where `vpsllvq` of 1 by `c` gives
+    /// `1 << c` for `c < 64` and 0 otherwise (and by `c - 64` the reverse; lanes past `k`
+    /// get `c >= 128`, which sets neither), then the lanes are OR-reduced.
+    #[inline(always)]
+    unsafe fn probe_bits_v(h32: u32, k: u32) -> (u64, u64) {
+        // SAFETY: `j + 8 <= 64 = POWERS.len()` because `j < k <= 64` steps by 8; AVX2 is
+        // guaranteed by the caller.
+        unsafe {
+            let h = _mm256_set1_epi32(h32 as i32);
+            let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let ones = _mm256_set1_epi64x(1);
+            let sixty_four = _mm256_set1_epi64x(64);
+            let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+            let mut j = 0u32;
+            loop {
+                let pows = _mm256_loadu_si256(POWERS.as_ptr().add(j as usize).cast());
+                let c = _mm256_srli_epi32::<25>(_mm256_mullo_epi32(h, pows));
+                let live = _mm256_cmpgt_epi32(_mm256_set1_epi32((k - j) as i32), lanes);
+                let c = _mm256_or_si256(c, _mm256_andnot_si256(live, _mm256_set1_epi32(128)));
+                let ca = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(c));
+                let cb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(c));
+                lo = _mm256_or_si256(
+                    lo,
+                    _mm256_or_si256(_mm256_sllv_epi64(ones, ca), _mm256_sllv_epi64(ones, cb)),
+                );
+                hi = _mm256_or_si256(
+                    hi,
+                    _mm256_or_si256(
+                        _mm256_sllv_epi64(ones, _mm256_sub_epi64(ca, sixty_four)),
+                        _mm256_sllv_epi64(ones, _mm256_sub_epi64(cb, sixty_four)),
+                    ),
+                );
+                j += 8;
+                if j >= k {
+                    break;
+                }
+            }
+            // After the unpacks each 128-bit lane holds (partial lo, partial hi); one lane
+            // swap finishes both reductions.
+            let x = _mm256_or_si256(_mm256_unpacklo_epi64(lo, hi), _mm256_unpackhi_epi64(lo, hi));
+            let x = _mm256_or_si256(x, _mm256_permute2x128_si256::<1>(x, x));
+            let pair = _mm256_castsi256_si128(x);
+            (
+                _mm_cvtsi128_si64(pair) as u64,
+                _mm_extract_epi64::<1>(pair) as u64,
+            )
+        }
+    }
+
+    /// The two halves of `line` with the probe masks of `h32`'s `k` probes.
+    #[inline(always)]
+    unsafe fn halves(line: &CounterLine, h32: u32, k: u32) -> (__m256i, __m256i, Half, Half) {
+        // SAFETY: AVX2 is guaranteed by the caller.
+        let (lo, hi) = unsafe { probe_bits_v(h32, k) };
+        let ptr = line.words.as_ptr().cast::<__m256i>();
+        // SAFETY: a 64-byte-aligned line: two aligned 32-byte loads in bounds; AVX2 is
+        // guaranteed by the caller.
+        unsafe {
+            let (v0, v1) = (_mm256_load_si256(ptr), _mm256_load_si256(ptr.add(1)));
+            let (lo0, lo1) = expand(lo);
+            let (hi0, hi1) = expand(hi);
+            (v0, v1, half(v0, lo0, hi0), half(v1, lo1, hi1))
+        }
+    }
+
+    // SAFETY: every method uses AVX2 intrinsics only, which the trait contract makes
+    // callers guarantee; loads and stores go through `&CounterLine`, 64 bytes, 64-byte
+    // aligned.
+    unsafe impl LineKernel for Avx2 {
+        #[inline(always)]
+        unsafe fn insert(line: &mut CounterLine, h32: u32, k: u32) -> bool {
+            // SAFETY: AVX2 is guaranteed by the caller; the stores are the two aligned
+            // halves of a mutably borrowed line.
+            unsafe {
+                let (v0, v1, a, b) = halves(line, h32, k);
+                // A low nibble at most 14 plus 1 cannot carry into the high nibble; a
+                // high nibble at most 14 plus 0x10 cannot carry out of the byte.
+                let ptr = line.words.as_mut_ptr().cast::<__m256i>();
+                _mm256_store_si256(ptr, _mm256_add_epi8(v0, a.inc));
+                _mm256_store_si256(ptr.add(1), _mm256_add_epi8(v1, b.inc));
+                let zero = _mm256_or_si256(a.zero, b.zero);
+                _mm256_testz_si256(zero, zero) == 1
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn remove(line: &mut CounterLine, h32: u32, k: u32) -> bool {
+            // SAFETY: as in `insert`.
+            unsafe {
+                let (v0, v1, a, b) = halves(line, h32, k);
+                let zero = _mm256_or_si256(a.zero, b.zero);
+                if _mm256_testz_si256(zero, zero) == 0 {
+                    return false;
+                }
+                // Every targeted nibble is at least 1: no borrow crosses a nibble.
+                let ptr = line.words.as_mut_ptr().cast::<__m256i>();
+                _mm256_store_si256(ptr, _mm256_sub_epi8(v0, a.inc));
+                _mm256_store_si256(ptr.add(1), _mm256_sub_epi8(v1, b.inc));
+                true
+            }
+        }
+
+        /// Eight probes per pass in 32-bit lanes: counter `c` is in 32-bit word
+        /// `(c % 64) / 4` of the line (16 words, two registers), at bit
+        /// `(c % 4) * 8 + (c / 64) * 4`; each half is permuted with `vpermd` and the
+        /// right one picked per lane, then the nibbles are tested together.
+        #[inline(always)]
+        unsafe fn contains(line: &CounterLine, h32: u32, k: u32) -> bool {
+            let ptr = line.words.as_ptr().cast::<__m256i>();
+            // SAFETY: two aligned 32-byte loads of a borrowed 64-byte-aligned line;
+            // `j + 8 <= 64 = POWERS.len()` because `j < k <= 64` steps by 8; AVX2 is
+            // guaranteed by the caller.
+            unsafe {
+                let (v0, v1) = (_mm256_load_si256(ptr), _mm256_load_si256(ptr.add(1)));
+                let h = _mm256_set1_epi32(h32 as i32);
+                let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+                let mut j = 0u32;
+                loop {
+                    let pows = _mm256_loadu_si256(POWERS.as_ptr().add(j as usize).cast());
+                    let c = _mm256_srli_epi32::<25>(_mm256_mullo_epi32(h, pows));
+                    // Word (c % 64) / 4: bits 2..5 of c; `vpermd` reads bits 0..2 of
+                    // the index, bit 3 (c bit 5) picks the half.
+                    let word = _mm256_srli_epi32::<2>(c);
+                    let from0 = _mm256_permutevar8x32_epi32(v0, word);
+                    let from1 = _mm256_permutevar8x32_epi32(v1, word);
+                    let upper = _mm256_slli_epi32::<28>(word);
+                    let picked = _mm256_castps_si256(_mm256_blendv_ps(
+                        _mm256_castsi256_ps(from0),
+                        _mm256_castsi256_ps(from1),
+                        _mm256_castsi256_ps(upper),
+                    ));
+                    let shift = _mm256_or_si256(
+                        _mm256_slli_epi32::<3>(_mm256_and_si256(c, _mm256_set1_epi32(3))),
+                        _mm256_and_si256(_mm256_srli_epi32::<4>(c), _mm256_set1_epi32(4)),
+                    );
+                    let nib =
+                        _mm256_and_si256(_mm256_srlv_epi32(picked, shift), _mm256_set1_epi32(0xF));
+                    // Lanes at or past k read as non-zero.
+                    let live = _mm256_cmpgt_epi32(_mm256_set1_epi32((k - j) as i32), lanes);
+                    let zero =
+                        _mm256_and_si256(_mm256_cmpeq_epi32(nib, _mm256_setzero_si256()), live);
+                    let hit = _mm256_testz_si256(zero, zero) == 1;
+                    j += 8;
+                    if !hit || j >= k {
+                        return hit;
+                    }
+                }
+            }
+        }
+    }
+}
+
 pub(crate) use bloomforge_core::batch::{HashSource, Hashes, Keys};
 
 // --- generic operations, instantiated per backend by `dispatch_fn!` ------------------------
@@ -404,7 +627,7 @@ unsafe fn contains_batch<K: LineKernel, H: HashSource>(
 
 /// Defines `$name(backend, args..)`, which calls `$generic::<K, ..>(args..)` with `K` the
 /// kernel of `backend`, inside a function compiled with that backend's target features so
-/// the kernel inlines into it (and the portable code vectorises for AVX2).
+/// the kernel inlines into it.
 macro_rules! dispatch_fn {
     ($name:ident <$($g:ident : $bound:path),*> ($($arg:ident : $ty:ty),*) -> $ret:ty => $generic:ident) => {
         #[inline]
@@ -425,8 +648,8 @@ macro_rules! dispatch_fn {
                 Backend::Avx2 => {
                     #[target_feature(enable = "avx2")]
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: the portable kernel needs no CPU feature.
-                        unsafe { $generic::<Portable, $($g),*>($($arg),*) }
+                        // SAFETY: this function runs only with AVX2.
+                        unsafe { $generic::<Avx2, $($g),*>($($arg),*) }
                     }
                     // SAFETY: a filter holds `Backend::Avx2` only after `backend_available`
                     // confirmed AVX2 on this CPU.
@@ -558,6 +781,10 @@ mod tests {
             all[32..].copy_from_slice(&more);
             let line = line_from(&all);
             check::<Portable>(&line, h32, k)?;
+            #[cfg(target_arch = "x86_64")]
+            if backend_available(Backend::Avx2) {
+                check::<Avx2>(&line, h32, k)?;
+            }
             #[cfg(target_arch = "x86_64")]
             if backend_available(Backend::Avx512) {
                 check::<Avx512>(&line, h32, k)?;

@@ -81,7 +81,7 @@ pub(crate) const fn counter_slot(c: u32) -> (usize, u32) {
 }
 
 /// `POWERS[j] = C^(j+1) mod 2^32`.
-const POWERS: [u32; MAX_HASHES as usize] = {
+pub(crate) const POWERS: [u32; MAX_HASHES as usize] = {
     let mut out = [0u32; MAX_HASHES as usize];
     let mut acc = BLOCKED_MULTIPLIER;
     let mut j = 0;

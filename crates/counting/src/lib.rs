@@ -53,8 +53,9 @@
 //!
 //! The blocked layout's operations run an AVX-512BW kernel where the CPU has one (the 128
 //! counters of a line are the 64 byte lanes of one register; a key's update is two masked
-//! byte adds), chosen at run time once per process, with a portable kernel (the test
-//! oracle) everywhere else; batch calls hash and prefetch 32 keys ahead.
+//! byte adds), else an AVX2 kernel (the same byte-lane arithmetic on two 256-bit halves),
+//! chosen at run time once per process, with a portable kernel (the test oracle)
+//! everywhere else; batch calls hash and prefetch 32 keys ahead.
 
 #![warn(missing_docs)]
 
