@@ -671,7 +671,7 @@ pub fn size_floor_point(ctx: &Ctx, bytes: u64, queries: usize) -> Result<SizePoi
     })
 }
 
-/// Per-backend numbers of the blocked and split-block filters on `w`.
+/// Per-backend numbers of the blocked, split-block and counting filters on `w`.
 ///
 /// # Errors
 /// [`BenchError::WrongAnswer`] if a backend misses a member or disagrees with scalar.
@@ -781,6 +781,18 @@ pub fn backend_rows(
     per_backend!(
         "split-block",
         SplitBlockBloomFilter::with_num_bits(m).seed(seed).hashes(8)
+    );
+    // The counting filter at the same number of counters per key (4 bits each).
+    let counting_k = bloomforge_core::math::best_k(
+        |k| bloomforge_counting::math::blocked_fp(c, k),
+        bloomforge_counting::math::SIZING_MAX_K,
+    )
+    .0;
+    per_backend!(
+        "counting",
+        bloomforge_counting::CountingBloomFilter::with_num_counters(m)
+            .seed(seed)
+            .hashes(counting_k)
     );
     Ok(rows)
 }

@@ -201,7 +201,7 @@ pub fn backend_and_hasher_tables(report: &Report) -> String {
         let n = report.backends[0].n;
         let _ = writeln!(
             out,
-            "\n### SIMD backends, random-u64, n = {}, {} bits/key (ns/key)\n\n| filter | backend | insert | insert batch | query + | query - | query - batch |\n|---|---|---:|---:|---:|---:|---:|",
+            "\n### SIMD backends, random-u64, n = {}, {} bits (counting: counters) per key (ns/key)\n\n| filter | backend | insert | insert batch | query + | query - | query - batch |\n|---|---|---:|---:|---:|---:|---:|",
             thousands(n),
             report.config.plan.bits_per_key
         );
