@@ -25,7 +25,8 @@
 //! key that is not present is listed on stderr and skipped (the filter is unchanged for
 //! it). Remove only keys that were inserted: removing a false positive decrements other
 //! keys' counters. `query --count` prints the count estimate (an upper bound of inserts
-//! minus removes; `N+` for a saturated counter, "at least N") instead of `maybe`/`absent`.
+//! minus removes) instead of `maybe`/`absent`, or `N+` for a saturated counter: it reached
+//! N, its exact value is lost and removes no longer decrement it (the key stays present).
 
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter};
@@ -344,6 +345,33 @@ impl Args {
     fn flag(&self, name: &str) -> bool {
         self.flags.iter().any(|f| f == name)
     }
+
+    /// Refuses what `command` does not take (a misspelt `--itmes` would otherwise be
+    /// ignored and the filter silently sized from the defaults).
+    fn check(
+        &self,
+        command: &str,
+        options: &[&str],
+        flags: &[&str],
+        positional: bool,
+    ) -> Result<(), String> {
+        if let Some((name, _)) = self
+            .options
+            .iter()
+            .find(|(n, _)| !options.contains(&n.as_str()))
+        {
+            return Err(format!("{command} takes no option --{name}\n{USAGE}"));
+        }
+        if let Some(flag) = self.flags.iter().find(|f| !flags.contains(&f.as_str())) {
+            return Err(format!("{command} takes no flag {flag}\n{USAGE}"));
+        }
+        match self.positional.first() {
+            Some(arg) if !positional => {
+                Err(format!("{command}: unexpected argument {arg:?}\n{USAGE}"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 fn read_keys(path: &str) -> Result<Vec<Vec<u8>>, String> {
@@ -359,24 +387,74 @@ fn read_keys(path: &str) -> Result<Vec<Vec<u8>>, String> {
     Ok(keys)
 }
 
-/// Writes a serialized filter to `path`.
+/// Writes a serialized filter to `path` without ever leaving a truncated filter there: an
+/// existing regular file is replaced as by [`replace_filter`], a new file is written beside
+/// its final name, synced, then renamed into place. Other existing paths (a device, a
+/// FIFO such as `/dev/stdout`) are written directly.
 fn write_filter(path: &str, filter: &AnyFilter) -> Result<(), String> {
-    std::fs::write(path, filter.to_bytes()).map_err(|e| format!("{path}: {e}"))
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => replace_filter(path, filter),
+        Ok(_) => std::fs::write(path, filter.to_bytes()).map_err(|e| format!("{path}: {e}")),
+        Err(_) => write_via_temporary(path, std::path::Path::new(path), filter, None),
+    }
 }
 
 /// Replaces the filter file `path` with `filter` through a temporary file beside it, so an
-/// interrupted write never leaves a truncated filter in place.
+/// interrupted write never leaves a truncated filter in place. A symbolic link is followed
+/// (the file it names is replaced, the link stays), the file's permissions are kept, and
+/// the temporary file is synced before the rename and removed on any error.
 fn replace_filter(path: &str, filter: &AnyFilter) -> Result<(), String> {
-    let tmp = format!("{path}.tmp-{}", std::process::id());
-    std::fs::write(&tmp, filter.to_bytes())
-        .and_then(|()| std::fs::rename(&tmp, path))
+    let target = std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}"))?;
+    let metadata = std::fs::metadata(&target).map_err(|e| format!("{path}: {e}"))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "{path}: not a regular file, cannot be replaced in place; use --out"
+        ));
+    }
+    write_via_temporary(path, &target, filter, Some(metadata.permissions()))
+}
+
+/// Writes `filter` to a new temporary file beside `target` (never through an existing file
+/// or link: `create_new`), with `permissions` if given, syncs it and renames it to
+/// `target`; on any error the temporary file is removed and `target` is untouched.
+/// `shown` names the file in error messages.
+fn write_via_temporary(
+    shown: &str,
+    target: &std::path::Path,
+    filter: &AnyFilter,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), String> {
+    let mut tmp = target.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    file.write_all(&filter.to_bytes())
+        .and_then(|()| match permissions {
+            Some(p) => file.set_permissions(p),
+            None => Ok(()),
+        })
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            std::fs::rename(&tmp, target)
+        })
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            format!("{path}: {e}")
+            format!("{shown}: {e}")
         })
 }
 
 fn build(args: &Args) -> Result<(), String> {
+    args.check(
+        "build",
+        &["keys", "out", "fp", "items", "seed", "layout"],
+        &[],
+        false,
+    )?;
     let keys_path = args.require("keys")?;
     let keys = read_keys(keys_path)?;
     let out = args.require("out")?;
@@ -468,6 +546,12 @@ fn build(args: &Args) -> Result<(), String> {
 }
 
 fn query(args: &Args) -> Result<(), String> {
+    args.check(
+        "query",
+        &["filter", "keys"],
+        &["--absent", "--count"],
+        false,
+    )?;
     let path = args.require("filter")?;
     let filter = AnyFilter::read(path)?;
     let absent_only = args.flag("--absent");
@@ -502,10 +586,11 @@ fn query(args: &Args) -> Result<(), String> {
         present += usize::from(hit);
         let shown = if absent_only { !hit } else { true };
         if shown {
-            let mark = match filter.count(key) {
-                Some(count) if counts => count,
-                _ if hit => "maybe".to_string(),
-                _ => "absent".to_string(),
+            // The count only when asked for: it is a second lookup.
+            let mark = match counts.then(|| filter.count(key)).flatten() {
+                Some(count) => count,
+                None if hit => "maybe".to_string(),
+                None => "absent".to_string(),
             };
             out.write_all(format!("{mark}\t").as_bytes())
                 .and_then(|_| out.write_all(key))
@@ -519,6 +604,7 @@ fn query(args: &Args) -> Result<(), String> {
 }
 
 fn remove(args: &Args) -> Result<(), String> {
+    args.check("remove", &["filter", "keys", "out"], &[], false)?;
     let path = args.require("filter")?;
     let keys_path = args.require("keys")?;
     let mut filter = AnyFilter::read(path)?;
@@ -564,6 +650,7 @@ fn remove(args: &Args) -> Result<(), String> {
 }
 
 fn export(args: &Args) -> Result<(), String> {
+    args.check("export", &["filter", "out", "layout"], &[], false)?;
     let path = args.require("filter")?;
     let out = args.require("out")?;
     let filter = AnyFilter::read(path)?;
@@ -613,6 +700,7 @@ fn export(args: &Args) -> Result<(), String> {
 }
 
 fn stats(args: &Args) -> Result<(), String> {
+    args.check("stats", &["filter"], &[], false)?;
     let path = args.require("filter")?;
     let filter = AnyFilter::read(path)?;
     let text: String = filter
@@ -627,6 +715,7 @@ fn stats(args: &Args) -> Result<(), String> {
 }
 
 fn merge(args: &Args) -> Result<(), String> {
+    args.check("merge", &["out"], &[], true)?;
     let out = args.require("out")?;
     let (first, rest) = args
         .positional
@@ -656,9 +745,9 @@ fn main() -> ExitCode {
         "export" => export(&args),
         "stats" => stats(&args),
         "merge" => merge(&args),
+        // Not `println!`, which panics when stdout is a closed pipe.
         "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            Ok(())
+            writeln!(std::io::stdout(), "{USAGE}").map_err(|e| e.to_string())
         }
         other => Err(format!("unknown command {other:?}\n{USAGE}")),
     });

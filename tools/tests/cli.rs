@@ -91,16 +91,15 @@ fn build_query_stats_merge() {
         .arg(&garbage)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("corrupt"));
+    assert_refused(&out, "corrupt");
     let out = bin()
         .args(["build", "--fp", "2", "--keys"])
         .arg(&keys_a)
         .args(["--out", "/dev/null"])
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(!bin().arg("frobnicate").status().unwrap().success());
+    assert_refused(&out, "false-positive rate");
+    assert_refused(&run(&["frobnicate"]), "unknown command");
     let mixed = bin()
         .args(["merge", "--out"])
         .arg(tmp("x.bloom"))
@@ -108,7 +107,8 @@ fn build_query_stats_merge() {
         .arg(tmp("a-split.bloom"))
         .output()
         .unwrap();
-    assert!(!mixed.status.success());
+    assert_refused(&mixed, "different layouts");
+    assert!(!tmp("x.bloom").exists());
 }
 
 /// Runs the binary; every argument is a string (test paths are UTF-8).
@@ -221,6 +221,12 @@ fn counting_and_dleft_build_query_remove() {
         let out = run(&["remove", "--filter", &once, "--keys", &rest]);
         assert!(out.status.success(), "{layout}: {}", stderr(&out));
         assert!(stderr(&out).contains("removed 301 of 301 keys (0 not present)"));
+        let leftovers: Vec<_> = std::fs::read_dir(tmp(""))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("rm-{layout}-once.bloom.tmp-")))
+            .collect();
+        assert!(leftovers.is_empty(), "{layout}: {leftovers:?}");
         let out = run(&["query", "--absent", "--filter", &once, "--keys", &keys]);
         assert_eq!(stdout(&out).lines().count(), 302, "{layout}: all absent");
         assert!(counts(&once, &keys).iter().all(|(n, _)| n == "0"));
@@ -453,5 +459,104 @@ fn refusals_are_errors_not_panics() {
             &run(&["remove", "--filter", &bad, "--keys", &keys]),
             "rf-bad.bloom",
         );
+    }
+}
+
+#[test]
+fn saturated_counts_duplicate_removes_and_stdin() {
+    // 20 lines of "hot": the counting filters' 4-bit counters saturate at 15, the d-left
+    // filter's 2-bit counter at 3.
+    let mut lines: Vec<String> = (0..100).map(|i| format!("s-{i}")).collect();
+    lines.extend(std::iter::repeat_n("hot".to_string(), 20));
+    lines.extend(["pair".to_string(), "pair".to_string()]);
+    let keys = write_lines("sat-keys.txt", &lines);
+    let hot = write_lines("sat-hot.txt", &["hot".to_string()]);
+    let pair = write_lines("sat-pair.txt", &["pair".to_string()]);
+    let pair_twice = write_lines("sat-pair2.txt", &["pair".to_string(), "pair".to_string()]);
+    for (layout, saturated) in [
+        ("counting", "15+"),
+        ("counting-standard", "15+"),
+        ("dleft", "3+"),
+    ] {
+        let f = path(&format!("sat-{layout}.bloom"));
+        let out = run(&[
+            "build", "--layout", layout, "--fp", "0.0001", "--keys", &keys, "--out", &f,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            counts(&f, &hot),
+            [(saturated.to_string(), "hot".to_string())]
+        );
+        assert_eq!(counts(&f, &pair)[0].0, "2", "{layout}");
+
+        // A key listed twice in the keys file is removed twice.
+        let out = run(&["remove", "--filter", &f, "--keys", &pair_twice]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("removed 2 of 2 keys (0 not present)"));
+        assert_eq!(counts(&f, &pair)[0].0, "0", "{layout}");
+
+        // Keys from stdin, CRLF stripped.
+        let mut child = bin()
+            .args(["query", "--count", "--filter", &f])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hot\r\ns-1\r\npair\r\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(stdout(&out), format!("{saturated}\thot\n1\ts-1\n0\tpair\n"));
+    }
+}
+
+#[test]
+fn options_help_and_in_place_files() {
+    let keys = write_lines("op-keys.txt", &["a".to_string(), "b".to_string()]);
+    let f = path("op.bloom");
+    // Misspelt options, stray arguments and flags of other commands are refused.
+    assert_refused(
+        &run(&["build", "--keys", &keys, "--out", &f, "--itmes", "9"]),
+        "no option --itmes",
+    );
+    assert!(!tmp("op.bloom").exists());
+    assert_refused(
+        &run(&["build", "--keys", &keys, "--out", &f, "--count"]),
+        "no flag --count",
+    );
+    assert_refused(
+        &run(&["stats", "--filter", &f, &keys]),
+        "unexpected argument",
+    );
+    assert_refused(&run(&["stats"]), "missing --filter");
+    assert_refused(&run(&["stats", "--filter"]), "--filter needs a value");
+    let out = run(&["help"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).starts_with("usage:"));
+    assert_eq!(run(&[]).status.code(), Some(2));
+
+    // In-place remove through a symbolic link replaces the file it names, keeps the
+    // link and the file's permissions.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let out = run(&[
+            "build", "--layout", "counting", "--keys", &keys, "--out", &f,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = tmp("op-link.bloom");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        let a = write_lines("op-a.txt", &["a".to_string()]);
+        let out = run(&["remove", "--filter", link.to_str().unwrap(), "--keys", &a]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(counts(&f, &a)[0].0, "0", "the linked file was updated");
     }
 }
