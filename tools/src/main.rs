@@ -143,13 +143,14 @@ impl AnyFilter {
         }
     }
 
-    fn to_bytes(&self) -> Vec<u8> {
+    /// Streams the serialized filter to `writer` (no in-memory copy of the filter).
+    fn write_to(&self, writer: impl Write) -> Result<(), String> {
         match self {
-            AnyFilter::Blocked(f) => f.to_bytes(),
-            AnyFilter::Split(f) => f.to_bytes(),
-            AnyFilter::Standard(f) => f.to_bytes(),
-            AnyFilter::Counting(f) => f.to_bytes(),
-            AnyFilter::DLeft(f) => f.to_bytes(),
+            AnyFilter::Blocked(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Split(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Standard(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Counting(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::DLeft(f) => f.write_to(writer).map_err(|e| e.to_string()),
         }
     }
 
@@ -394,7 +395,9 @@ fn read_keys(path: &str) -> Result<Vec<Vec<u8>>, String> {
 fn write_filter(path: &str, filter: &AnyFilter) -> Result<(), String> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => replace_filter(path, filter),
-        Ok(_) => std::fs::write(path, filter.to_bytes()).map_err(|e| format!("{path}: {e}")),
+        Ok(_) => std::fs::File::create(path)
+            .map_err(|e| format!("{path}: {e}"))
+            .and_then(|file| filter.write_to(file).map_err(|e| format!("{path}: {e}"))),
         Err(_) => write_via_temporary(path, std::path::Path::new(path), filter, None),
     }
 }
@@ -432,16 +435,17 @@ fn write_via_temporary(
         .create_new(true)
         .open(&tmp)
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    file.write_all(&filter.to_bytes())
-        .and_then(|()| match permissions {
-            Some(p) => file.set_permissions(p),
-            None => Ok(()),
-        })
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            std::fs::rename(&tmp, target)
-        })
+    let finish = |file: std::fs::File| -> std::io::Result<()> {
+        if let Some(p) = permissions {
+            file.set_permissions(p)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, target)
+    };
+    filter
+        .write_to(&mut file)
+        .and_then(|()| finish(file).map_err(|e| e.to_string()))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             format!("{shown}: {e}")

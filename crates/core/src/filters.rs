@@ -305,12 +305,23 @@ macro_rules! block_filters {
                 )
             }
 
-            /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+            /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed
+            /// through a 64 KiB buffer (no copy of the filter is made).
             ///
             /// # Errors
             /// [`Error::Io`] if the writer fails.
-            pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
-                writer.write_all(&self.to_bytes()).map_err(|e| Error::Io(e.to_string()))
+            pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+                let blocks = &self.raw.blocks;
+                crate::format::encode_to(
+                    writer,
+                    <$L>::FORMAT_KIND,
+                    &self.hasher,
+                    self.raw.k,
+                    self.num_bits(),
+                    self.estimated_len().round() as u64,
+                    (blocks.len() * <$L>::BLOCK_BYTES) as u64,
+                    |sink| crate::format::stream_le(blocks, sink, <$L>::write_block_le),
+                )
             }
 
 

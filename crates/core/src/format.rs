@@ -313,6 +313,102 @@ pub fn encode<S: PersistentHasher>(
     seal(header, payload)
 }
 
+/// [`encode`] written straight to `writer`, without materialising the payload or the
+/// serialized bytes (a multi-gigabyte filter is written with a 64 KiB buffer, not a copy of
+/// itself). `payload` is called twice, first to checksum and then to write, and must hand
+/// its sink the same `payload_len` bytes, in pieces of any size, both times; the output is
+/// byte-for-byte what [`encode`] returns for those bytes.
+///
+/// ```
+/// use bloomforge_core::format::{encode, encode_to, FilterKind};
+/// use bloomforge_core::hash::DefaultHasher;
+/// let hasher = DefaultHasher::with_seed(7);
+/// let words = [1u64, 2, 3];
+/// let mut out = Vec::new();
+/// encode_to(&mut out, FilterKind::Standard, &hasher, 3, 192, 1, 24, |sink| {
+///     for w in words {
+///         sink(&w.to_le_bytes());
+///     }
+/// })?;
+/// let payload: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+/// assert_eq!(out, encode(FilterKind::Standard, &hasher, 3, 192, 1, payload));
+/// # Ok::<(), bloomforge_core::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Io`] if the writer fails, or if `payload` hands over a different number of
+/// bytes than `payload_len` (a bug in the caller; nothing is written then).
+#[allow(clippy::too_many_arguments)]
+pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
+    writer: W,
+    kind: FilterKind,
+    hasher: &S,
+    num_hashes: u32,
+    num_bits: u64,
+    items: u64,
+    payload_len: u64,
+    payload: impl Fn(&mut dyn FnMut(&[u8])),
+) -> Result<()> {
+    use std::io::Write;
+    let header = Header {
+        version: FORMAT_VERSION,
+        kind,
+        algorithm: S::ALGORITHM,
+        num_hashes,
+        seed: hasher.stored_seed(),
+        num_bits,
+        items,
+        payload_len,
+        checksum: 0,
+        key_check: hasher.key_check(),
+    };
+    let mut head = header.to_bytes();
+    // The version-3 checksum: the header with its checksum field zero, then the payload.
+    let mut sum = xxhash_rust::xxh64::Xxh64::new(0);
+    sum.update(&head);
+    let mut counted = 0u64;
+    payload(&mut |piece: &[u8]| {
+        counted += piece.len() as u64;
+        sum.update(piece);
+    });
+    if counted != payload_len {
+        return Err(Error::Io(format!(
+            "payload of {counted} bytes where the header announces {payload_len}"
+        )));
+    }
+    head[48..56].copy_from_slice(&sum.digest().to_le_bytes());
+    let io = |e: std::io::Error| Error::Io(e.to_string());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, writer);
+    out.write_all(&head).map_err(io)?;
+    let mut failed = None;
+    payload(&mut |piece: &[u8]| {
+        if failed.is_none() {
+            failed = out.write_all(piece).err();
+        }
+    });
+    match failed {
+        Some(e) => Err(io(e)),
+        None => out.flush().map_err(io),
+    }
+}
+
+/// Hands `items` to `sink` as little-endian bytes in pieces of up to 64 KiB (a helper for
+/// the `payload` of [`encode_to`]): `to_le(item, buffer)` appends one item's bytes.
+pub fn stream_le<T>(items: &[T], sink: &mut dyn FnMut(&[u8]), to_le: impl Fn(&T, &mut Vec<u8>)) {
+    const PIECE: usize = 1 << 16;
+    let mut buf = Vec::with_capacity(PIECE + 256);
+    for item in items {
+        to_le(item, &mut buf);
+        if buf.len() >= PIECE {
+            sink(&buf);
+            buf.clear();
+        }
+    }
+    if !buf.is_empty() {
+        sink(&buf);
+    }
+}
+
 /// Checks serialized `bytes` (header fields, kind, payload length and checksum, hash
 /// algorithm) and returns the header, the payload and the hasher to rebuild the filter
 /// with: `hasher` if given (it must match the stored seed or key check), else the one

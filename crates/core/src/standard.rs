@@ -478,14 +478,27 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
         )
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a
+    /// 64 KiB buffer (no copy of the filter is made).
     ///
     /// # Errors
     /// [`Error::Io`] if the writer fails.
-    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
-        writer
-            .write_all(&self.to_bytes())
-            .map_err(|e| Error::Io(e.to_string()))
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let words = &*self.words;
+        crate::format::encode_to(
+            writer,
+            FilterKind::Standard,
+            &self.hasher,
+            self.k,
+            self.num_bits,
+            self.estimated_len().round() as u64,
+            words.len() as u64 * 8,
+            |sink| {
+                crate::format::stream_le(words, sink, |w, buf| {
+                    buf.extend_from_slice(&w.to_le_bytes())
+                })
+            },
+        )
     }
 
     /// Reads a filter with the caller's hasher (keyed filters).

@@ -59,6 +59,51 @@ fn round_trips() {
     assert!((header.items as f64 - 2000.0).abs() < 100.0);
 }
 
+/// `write_to` streams exactly the bytes of `to_bytes` for every kind, through several
+/// 64 KiB pieces for filters larger than that, and reports a failing writer as `Io`.
+#[test]
+fn write_to_streams_the_bytes_of_to_bytes() {
+    struct FailAfter(usize);
+    impl std::io::Write for FailAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.0 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let keys = SplitMix64(5).keys(20_000);
+    for bits in [512u64, 1 << 21] {
+        let mut b = BlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
+        let mut s = SplitBlockBloomFilter::with_num_bits(bits)
+            .hashes(8)
+            .unwrap();
+        let mut st = StandardBloomFilter::with_num_bits(bits + 3)
+            .hashes(5)
+            .unwrap();
+        b.insert_batch(&keys);
+        s.insert_batch(&keys);
+        st.insert_batch(&keys);
+        type WriteTo<'a> = &'a dyn Fn(&mut dyn std::io::Write) -> Result<()>;
+        let cases: [(Vec<u8>, WriteTo); 3] = [
+            (b.to_bytes(), &|w| b.write_to(w)),
+            (s.to_bytes(), &|w| s.write_to(w)),
+            (st.to_bytes(), &|w| st.write_to(w)),
+        ];
+        for (bytes, write) in cases {
+            let mut out = Vec::new();
+            write(&mut out).unwrap();
+            assert_eq!(out, bytes, "{bits} bits");
+            let failed = write(&mut FailAfter(bytes.len() / 2));
+            assert!(matches!(failed, Err(Error::Io(_))), "{failed:?}");
+        }
+    }
+}
+
 #[test]
 fn keyed_filters_need_their_key() {
     let key = [0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321, 77, 78];

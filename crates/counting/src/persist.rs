@@ -78,14 +78,29 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
         )
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a
+    /// 64 KiB buffer (no copy of the counters is made).
     ///
     /// # Errors
     /// Core's `Io` if the writer fails.
-    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<(), CountingError> {
-        writer
-            .write_all(&self.to_bytes())
-            .map_err(|e| Error::Io(e.to_string()).into())
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<(), CountingError> {
+        let lines = &*self.lines;
+        Ok(format::encode_to(
+            writer,
+            kind_of(self.layout),
+            &self.hasher,
+            self.k,
+            self.num_counters.saturating_mul(4),
+            self.estimated_len().round() as u64,
+            lines.len() as u64 * 64,
+            |sink| {
+                format::stream_le(lines, sink, |line, buf| {
+                    for w in line.words {
+                        buf.extend_from_slice(&w.to_le_bytes());
+                    }
+                })
+            },
+        )?)
     }
 
     /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is

@@ -47,6 +47,9 @@ fn round_trips_keep_every_counter() {
         (CounterLayout::Blocked, 1024),
         (CounterLayout::Standard, 1000),
         (CounterLayout::Standard, 129),
+        // Over 64 KiB of counters: `write_to` streams it in several pieces.
+        (CounterLayout::Blocked, 300_032),
+        (CounterLayout::Standard, 300_001),
     ] {
         let f = filled(layout, counters);
         let bytes = f.to_bytes();

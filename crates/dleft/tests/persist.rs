@@ -38,7 +38,8 @@ fn is_corrupt<T>(r: Result<T, DLeftError>) -> bool {
 fn round_trips_keep_every_cell() {
     // Power-of-two and general bucket counts; 2-bit counters saturate at 3 (keys inserted
     // three times), 4-bit ones do not.
-    for (buckets, c) in [(64, 2), (50, 2), (64, 4), (37, 4)] {
+    // 20_000 buckets: a table over 64 KiB, which `write_to` streams in several pieces.
+    for (buckets, c) in [(64, 2), (50, 2), (64, 4), (37, 4), (20_000, 2)] {
         let f = small(buckets, c);
         let bytes = f.to_bytes();
         let h = Header::parse(&bytes).unwrap();
@@ -56,6 +57,7 @@ fn round_trips_keep_every_cell() {
         assert!(g.validate().is_ok());
         let mut out = Vec::new();
         f.write_to(&mut out).unwrap();
+        assert_eq!(out, bytes, "write_to streams the bytes of to_bytes");
         out.extend_from_slice(b"trailing");
         assert_eq!(DLeftCountingBloomFilter::read_from(&out[..]).unwrap(), f);
     }

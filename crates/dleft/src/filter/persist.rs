@@ -78,12 +78,7 @@ impl<S: PersistentHasher> DLeftCountingBloomFilter<S> {
         let g = &self.geo;
         let table = &self.table[..g.table_bytes()];
         let mut payload = Vec::with_capacity(PARAMS + table.len());
-        for x in [g.d as u32, g.cells, g.rem_bits, g.counter_bits] {
-            payload.extend_from_slice(&x.to_le_bytes());
-        }
-        for x in [g.buckets, self.seed, self.len, self.occupied] {
-            payload.extend_from_slice(&x.to_le_bytes());
-        }
+        payload.extend_from_slice(&self.params());
         payload.extend_from_slice(table);
         format::encode(
             FilterKind::DLeft,
@@ -95,14 +90,49 @@ impl<S: PersistentHasher> DLeftCountingBloomFilter<S> {
         )
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a
+    /// 64 KiB buffer (no copy of the table is made).
     ///
     /// # Errors
     /// Core's `Io` if the writer fails.
-    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
-        writer
-            .write_all(&self.to_bytes())
-            .map_err(|e| Error::Io(e.to_string()).into())
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let g = &self.geo;
+        let table = &self.table[..g.table_bytes()];
+        let params = self.params();
+        Ok(format::encode_to(
+            writer,
+            FilterKind::DLeft,
+            &self.hasher,
+            g.d as u32,
+            table.len() as u64 * 8,
+            self.len,
+            (PARAMS + table.len()) as u64,
+            |sink| {
+                sink(&params);
+                for piece in table.chunks(1 << 16) {
+                    sink(piece);
+                }
+            },
+        )?)
+    }
+
+    /// The payload's parameter block (the first [`PARAMS`] bytes).
+    fn params(&self) -> [u8; PARAMS] {
+        let g = &self.geo;
+        let mut out = [0u8; PARAMS];
+        for (i, x) in [g.d as u32, g.cells, g.rem_bits, g.counter_bits]
+            .into_iter()
+            .enumerate()
+        {
+            out[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        for (i, x) in [g.buckets, self.seed, self.len, self.occupied]
+            .into_iter()
+            .enumerate()
+        {
+            out[16 + 8 * i..24 + 8 * i].copy_from_slice(&x.to_le_bytes());
+        }
+        out
     }
 
     /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is
