@@ -298,7 +298,20 @@ pub fn encode<S: PersistentHasher>(
     items: u64,
     payload: Vec<u8>,
 ) -> Vec<u8> {
-    let header = Header {
+    let header = new_header(kind, hasher, num_hashes, num_bits, items, 0);
+    seal(header, payload)
+}
+
+/// The current version's header for these fields (checksum zero).
+fn new_header<S: PersistentHasher>(
+    kind: FilterKind,
+    hasher: &S,
+    num_hashes: u32,
+    num_bits: u64,
+    items: u64,
+    payload_len: u64,
+) -> Header {
+    Header {
         version: FORMAT_VERSION,
         kind,
         algorithm: S::ALGORITHM,
@@ -306,11 +319,10 @@ pub fn encode<S: PersistentHasher>(
         seed: hasher.stored_seed(),
         num_bits,
         items,
-        payload_len: 0,
+        payload_len,
         checksum: 0,
         key_check: hasher.key_check(),
-    };
-    seal(header, payload)
+    }
 }
 
 /// [`encode`] written straight to `writer`, without materialising the payload or the
@@ -350,19 +362,7 @@ pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
     payload: impl Fn(&mut dyn FnMut(&[u8])),
 ) -> Result<()> {
     use std::io::Write;
-    let header = Header {
-        version: FORMAT_VERSION,
-        kind,
-        algorithm: S::ALGORITHM,
-        num_hashes,
-        seed: hasher.stored_seed(),
-        num_bits,
-        items,
-        payload_len,
-        checksum: 0,
-        key_check: hasher.key_check(),
-    };
-    let mut head = header.to_bytes();
+    let mut head = new_header(kind, hasher, num_hashes, num_bits, items, payload_len).to_bytes();
     // The version-3 checksum: the header with its checksum field zero, then the payload.
     let mut sum = xxhash_rust::xxh64::Xxh64::new(0);
     sum.update(&head);
