@@ -289,20 +289,14 @@ macro_rules! block_filters {
         }
 
         impl<S: PersistentHasher> $Plain<S> {
-            /// Serializes the filter in the versioned format of [`crate::format`].
+            /// Serializes the filter in the versioned format of [`crate::format`] (the
+            /// bytes [`write_to`](Self::write_to) streams, collected in one buffer).
             pub fn to_bytes(&self) -> Vec<u8> {
-                let mut payload = Vec::with_capacity(self.raw.blocks.len() * <$L>::BLOCK_BYTES);
-                for block in self.raw.blocks.iter() {
-                    <$L>::write_block_le(block, &mut payload);
-                }
-                crate::format::encode(
-                    <$L>::FORMAT_KIND,
-                    &self.hasher,
-                    self.raw.k,
-                    self.num_bits(),
-                    self.estimated_len().round() as u64,
-                    payload,
-                )
+                let payload = self.raw.blocks.len() * <$L>::BLOCK_BYTES;
+                let mut out = Vec::with_capacity(crate::format::HEADER_LEN + payload);
+                // Writing into a `Vec` cannot fail.
+                let _ = self.write_to(&mut out);
+                out
             }
 
             /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed

@@ -465,17 +465,13 @@ impl StandardBloomFilter {
 }
 
 impl<S: PersistentHasher> StandardBloomFilter<S> {
-    /// Serializes the filter in the versioned format of [`crate::format`].
+    /// Serializes the filter in the versioned format of [`crate::format`] (the bytes
+    /// [`write_to`](Self::write_to) streams, collected in one buffer).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let payload: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        crate::format::encode(
-            FilterKind::Standard,
-            &self.hasher,
-            self.k,
-            self.num_bits,
-            self.estimated_len().round() as u64,
-            payload,
-        )
+        let mut out = Vec::with_capacity(crate::format::HEADER_LEN + self.words.len() * 8);
+        // Writing into a `Vec` cannot fail.
+        let _ = self.write_to(&mut out);
+        out
     }
 
     /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a

@@ -59,8 +59,9 @@ fn round_trips() {
     assert!((header.items as f64 - 2000.0).abs() < 100.0);
 }
 
-/// `write_to` streams exactly the bytes of `to_bytes` for every kind, through several
-/// 64 KiB pieces for filters larger than that, and reports a failing writer as `Io`.
+/// `write_to` (and `to_bytes`, which collects it) streams exactly the bytes `format::encode`
+/// builds from the whole payload, for every kind, through several 64 KiB pieces for filters
+/// larger than that, and reports a failing writer as `Io`.
 #[test]
 fn write_to_streams_the_bytes_of_to_bytes() {
     struct FailAfter(usize);
@@ -88,11 +89,44 @@ fn write_to_streams_the_bytes_of_to_bytes() {
         b.insert_batch(&keys);
         s.insert_batch(&keys);
         st.insert_batch(&keys);
+        // The reference: the whole payload in memory, through `format::encode`.
+        let whole = |kind, k, num_bits, bytes: &[u8], payload: Vec<u8>| {
+            let items = Header::parse(bytes).unwrap().items;
+            let hasher = bloomforge_core::hash::DefaultHasher::default();
+            bloomforge_core::format::encode(kind, &hasher, k, num_bits, items, payload)
+        };
+        let blocked_payload: Vec<u8> = b
+            .blocks()
+            .iter()
+            .flat_map(|blk| blk.words.iter().flat_map(|w| w.to_le_bytes()))
+            .collect();
+        let standard_payload: Vec<u8> =
+            st.as_words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let (bb, sb, stb) = (b.to_bytes(), s.to_bytes(), st.to_bytes());
+        use bloomforge_core::format::FilterKind;
+        assert_eq!(
+            bb,
+            whole(FilterKind::Blocked512, 6, bits, &bb, blocked_payload)
+        );
+        assert_eq!(
+            sb,
+            whole(
+                FilterKind::SplitBlock256,
+                8,
+                bits,
+                &sb,
+                s.to_parquet_bytes()
+            )
+        );
+        assert_eq!(
+            stb,
+            whole(FilterKind::Standard, 5, bits + 3, &stb, standard_payload)
+        );
         type WriteTo<'a> = &'a dyn Fn(&mut dyn std::io::Write) -> Result<()>;
         let cases: [(Vec<u8>, WriteTo); 3] = [
-            (b.to_bytes(), &|w| b.write_to(w)),
-            (s.to_bytes(), &|w| s.write_to(w)),
-            (st.to_bytes(), &|w| st.write_to(w)),
+            (bb, &|w| b.write_to(w)),
+            (sb, &|w| s.write_to(w)),
+            (stb, &|w| st.write_to(w)),
         ];
         for (bytes, write) in cases {
             let mut out = Vec::new();

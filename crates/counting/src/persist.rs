@@ -62,20 +62,10 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
     /// [`AtomicCountingBloomFilter`](crate::AtomicCountingBloomFilter) serializes through
     /// its `snapshot()`.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut payload = Vec::with_capacity(self.lines.len() * 64);
-        for line in self.lines.iter() {
-            for w in line.words {
-                payload.extend_from_slice(&w.to_le_bytes());
-            }
-        }
-        format::encode(
-            kind_of(self.layout),
-            &self.hasher,
-            self.k,
-            self.num_counters.saturating_mul(4),
-            self.estimated_len().round() as u64,
-            payload,
-        )
+        let mut out = Vec::with_capacity(format::HEADER_LEN + self.lines.len() * 64);
+        // Writing into a `Vec` cannot fail.
+        let _ = self.write_to(&mut out);
+        out
     }
 
     /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a

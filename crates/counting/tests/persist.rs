@@ -64,6 +64,21 @@ fn round_trips_keep_every_counter() {
         for i in 0..200u64 {
             assert_eq!(g.count(&i), f.count(&i), "key {i}");
         }
+        // The same bytes as `format::encode` of the whole payload in memory.
+        let payload: Vec<u8> = f
+            .as_lines()
+            .iter()
+            .flat_map(|line| line.words.iter().flat_map(|w| w.to_le_bytes()))
+            .collect();
+        let kind = match layout {
+            CounterLayout::Blocked => FilterKind::CountingBlocked,
+            CounterLayout::Standard => FilterKind::CountingStandard,
+        };
+        let hasher = DefaultHasher::with_seed(42);
+        assert_eq!(
+            bytes,
+            encode(kind, &hasher, 5, h.num_bits, h.items, payload)
+        );
         // Through io.
         let mut out = Vec::new();
         f.write_to(&mut out).unwrap();

@@ -75,19 +75,11 @@ impl<S: PersistentHasher> DLeftCountingBloomFilter<S> {
     /// [`from_bytes`](DLeftCountingBloomFilter::from_bytes) rebuilds the permutations from
     /// the seed and checks every invariant of the table.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let g = &self.geo;
-        let table = &self.table[..g.table_bytes()];
-        let mut payload = Vec::with_capacity(PARAMS + table.len());
-        payload.extend_from_slice(&self.params());
-        payload.extend_from_slice(table);
-        format::encode(
-            FilterKind::DLeft,
-            &self.hasher,
-            g.d as u32,
-            table.len() as u64 * 8,
-            self.len,
-            payload,
-        )
+        let table = self.geo.table_bytes();
+        let mut out = Vec::with_capacity(format::HEADER_LEN + PARAMS + table);
+        // Writing into a `Vec` cannot fail.
+        let _ = self.write_to(&mut out);
+        out
     }
 
     /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed through a
