@@ -464,6 +464,34 @@ macro_rules! block_filters {
             }
         }
 
+        impl<S: PersistentHasher> $Atomic<S> {
+            /// Writes the bytes the plain filter's `to_bytes` gives for the current bits,
+            /// streamed from the words in place with relaxed loads (no copy of the filter:
+            /// for a shared filter that cannot be moved out with `into_inner`).
+            ///
+            /// # Errors
+            /// [`Error::Io`] if the writer fails, or if inserts ran concurrently and changed
+            /// the bits between the checksum pass and the write pass (the output then fails
+            /// its checksum: write once inserts have stopped).
+            pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+                let blocks = &self.raw.blocks;
+                crate::format::encode_to(
+                    writer,
+                    <$L>::FORMAT_KIND,
+                    &self.hasher,
+                    self.raw.k,
+                    self.num_bits(),
+                    self.estimated_len().round() as u64,
+                    (blocks.len() * <$L>::BLOCK_BYTES) as u64,
+                    |sink| {
+                        crate::format::stream_le(blocks, sink, |b, buf| {
+                            <$L>::write_block_le(&<$L>::load_block(b), buf)
+                        })
+                    },
+                )
+            }
+        }
+
         impl<S: BuildHasher> $Atomic<S> {
             /// Inserts `key` through a shared reference; safe from any number of threads.
             /// Returns `true` if all its bits were already set (two racing inserts of the

@@ -348,8 +348,10 @@ fn new_header<S: PersistentHasher>(
 /// ```
 ///
 /// # Errors
-/// [`Error::Io`] if the writer fails, or if `payload` hands over a different number of
-/// bytes than `payload_len` (a bug in the caller; nothing is written then).
+/// [`Error::Io`] if the writer fails; if `payload` hands over a different number of bytes
+/// than `payload_len` (a bug in the caller; nothing is written then); or if the second pass
+/// hands over different bytes than the first (the written checksum then does not match,
+/// so readers refuse the output).
 #[allow(clippy::too_many_arguments)]
 pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
     writer: W,
@@ -376,20 +378,34 @@ pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
             "payload of {counted} bytes where the header announces {payload_len}"
         )));
     }
-    head[48..56].copy_from_slice(&sum.digest().to_le_bytes());
+    // The write pass checksums what it writes too: a payload that changed in between (an
+    // atomic filter with concurrent inserts) is an error, not a file that fails to read.
+    let mut again = xxhash_rust::xxh64::Xxh64::new(0);
+    again.update(&head);
+    let digest = sum.digest();
+    head[48..56].copy_from_slice(&digest.to_le_bytes());
     let io = |e: std::io::Error| Error::Io(e.to_string());
     let mut out = std::io::BufWriter::with_capacity(1 << 16, writer);
     out.write_all(&head).map_err(io)?;
     let mut failed = None;
     payload(&mut |piece: &[u8]| {
+        again.update(piece);
         if failed.is_none() {
             failed = out.write_all(piece).err();
         }
     });
-    match failed {
-        Some(e) => Err(io(e)),
-        None => out.flush().map_err(io),
+    if let Some(e) = failed {
+        return Err(io(e));
     }
+    out.flush().map_err(io)?;
+    if again.digest() != digest {
+        return Err(Error::Io(
+            "the filter changed while it was written (concurrent inserts?): the output's \
+             checksum does not match it"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Hands `items` to `sink` as little-endian bytes in pieces of up to 64 KiB (a helper for

@@ -145,6 +145,14 @@ fn test_atomic_bit(words: &[AtomicU64], p: u64) -> bool {
 }
 
 #[inline(always)]
+/// The Swamidass-Baldi estimate of distinct keys in `m` bits with `ones` set by `k` probes
+/// each: `-(m / k) ln(1 - ones / m)` (saturated arrays read as `ones = m - 1/2`).
+fn estimated_len_from_ones(m: u64, k: u32, ones: u64) -> f64 {
+    let m = m as f64;
+    let x = (ones as f64).min(m - 0.5);
+    -(m / f64::from(k)) * (-x / m).ln_1p()
+}
+
 fn insert_words(words: &mut [u64], m: u64, k: u32, hash: u64) -> bool {
     let mut probes = Probes::new(hash);
     let mut present = true;
@@ -355,9 +363,7 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     /// Estimated number of distinct keys inserted (Swamidass & Baldi):
     /// `-(m/k) ln(1 - X/m)`.
     pub fn estimated_len(&self) -> f64 {
-        let m = self.num_bits as f64;
-        let x = (self.count_ones() as f64).min(m - 0.5);
-        -(m / f64::from(self.k)) * (-x / m).ln_1p()
+        estimated_len_from_ones(self.num_bits, self.k, self.count_ones())
     }
 
     /// Whether no bit is set.
@@ -611,6 +617,32 @@ pub struct AtomicStandardBloomFilter<S = DefaultHasher> {
 /// but `AtomicU64` 8-byte aligned (there the conversions copy).
 const ATOMIC_IN_PLACE: bool = core::mem::align_of::<AtomicU64>() == core::mem::align_of::<u64>();
 
+impl<S: PersistentHasher> AtomicStandardBloomFilter<S> {
+    /// Writes the bytes [`StandardBloomFilter::to_bytes`] gives for the current bits,
+    /// streamed from the words in place with relaxed loads (no copy of the filter).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the writer fails, or if inserts ran concurrently and changed the
+    /// bits between the checksum pass and the write pass (write once inserts have stopped).
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let words = &*self.words;
+        crate::format::encode_to(
+            writer,
+            FilterKind::Standard,
+            &self.hasher,
+            self.k,
+            self.num_bits,
+            self.estimated_len().round() as u64,
+            words.len() as u64 * 8,
+            |sink| {
+                crate::format::stream_le(words, sink, |w, buf| {
+                    buf.extend_from_slice(&w.load(Relaxed).to_le_bytes())
+                })
+            },
+        )
+    }
+}
+
 impl<S> From<StandardBloomFilter<S>> for AtomicStandardBloomFilter<S> {
     fn from(plain: StandardBloomFilter<S>) -> Self {
         let words: Box<[AtomicU64]> = if ATOMIC_IN_PLACE {
@@ -731,6 +763,12 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
     /// The false-positive rate for the current contents, `(set bits / m)^k`.
     pub fn expected_false_pos(&self) -> f64 {
         crate::math::realized_fp_standard(self.count_ones(), self.num_bits, self.k)
+    }
+
+    /// Estimated number of distinct keys inserted, from the fill (as
+    /// [`StandardBloomFilter::estimated_len`]; relaxed loads).
+    pub fn estimated_len(&self) -> f64 {
+        estimated_len_from_ones(self.num_bits, self.k, self.count_ones())
     }
 
     /// A copy of the current bits as a plain filter (consistent when no insert runs

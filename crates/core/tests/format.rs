@@ -135,7 +135,63 @@ fn write_to_streams_the_bytes_of_to_bytes() {
             let failed = write(&mut FailAfter(bytes.len() / 2));
             assert!(matches!(failed, Err(Error::Io(_))), "{failed:?}");
         }
+        // The atomic twins write the same bytes from their live words.
+        let mut out = Vec::new();
+        AtomicBlockedBloomFilter::from(b.clone())
+            .write_to(&mut out)
+            .unwrap();
+        assert_eq!(out, b.to_bytes());
+        out.clear();
+        AtomicSplitBlockBloomFilter::from(s.clone())
+            .write_to(&mut out)
+            .unwrap();
+        assert_eq!(out, s.to_bytes());
+        out.clear();
+        AtomicStandardBloomFilter::from(st.clone())
+            .write_to(&mut out)
+            .unwrap();
+        assert_eq!(out, st.to_bytes());
+        let atomic = AtomicStandardBloomFilter::from(st.clone());
+        assert_eq!(atomic.estimated_len(), st.estimated_len());
     }
+}
+
+/// A payload that differs between `encode_to`'s checksum pass and its write pass (as an
+/// atomic filter with concurrent inserts would) is an `Io` error, never a silent file that
+/// fails its checksum later.
+#[test]
+fn payload_changing_between_passes_is_an_error() {
+    use bloomforge_core::format::{encode_to, FilterKind};
+    let hasher = bloomforge_core::hash::DefaultHasher::default();
+    let pass = std::cell::Cell::new(0u8);
+    let mut out = Vec::new();
+    let r = encode_to(
+        &mut out,
+        FilterKind::Standard,
+        &hasher,
+        3,
+        64,
+        0,
+        8,
+        |sink| {
+            pass.set(pass.get() + 1);
+            sink(&[pass.get(); 8]);
+        },
+    );
+    assert!(matches!(r, Err(Error::Io(_))), "{r:?}");
+    // A length other than announced writes nothing.
+    let mut out = Vec::new();
+    let r = encode_to(
+        &mut out,
+        FilterKind::Standard,
+        &hasher,
+        3,
+        64,
+        0,
+        16,
+        |sink| sink(&[0u8; 8]),
+    );
+    assert!(matches!(r, Err(Error::Io(_))) && out.is_empty(), "{r:?}");
 }
 
 #[test]

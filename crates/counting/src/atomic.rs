@@ -493,6 +493,36 @@ fn line_remove(line: &AtomicCounterLine, h32: u32, k: u32) -> Result<(), Countin
     Ok(())
 }
 
+impl<S: bloomforge_core::format::PersistentHasher> AtomicCountingBloomFilter<S> {
+    /// Writes the bytes [`CountingBloomFilter::to_bytes`] gives for the current counters,
+    /// streamed from the lines in place with relaxed loads (no copy of the filter).
+    ///
+    /// # Errors
+    /// Core's `Io` if the writer fails, or if operations ran concurrently and changed the
+    /// counters between the checksum pass and the write pass (write once they have
+    /// stopped).
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<(), CountingError> {
+        use bloomforge_core::format;
+        let lines = &*self.lines;
+        Ok(format::encode_to(
+            writer,
+            crate::persist::kind_of(self.layout),
+            &self.hasher,
+            self.k,
+            self.num_counters.saturating_mul(4),
+            self.estimated_len().round() as u64,
+            lines.len() as u64 * 64,
+            |sink| {
+                format::stream_le(lines, sink, |line, buf| {
+                    for w in &line.words {
+                        buf.extend_from_slice(&w.load(Relaxed).to_le_bytes());
+                    }
+                })
+            },
+        )?)
+    }
+}
+
 /// A copy of the current counters (relaxed loads: consistent when no operation runs
 /// concurrently, as [`snapshot`](AtomicCountingBloomFilter::snapshot)).
 impl<S: BuildHasher + Clone> Clone for AtomicCountingBloomFilter<S> {

@@ -11,7 +11,7 @@ use bloomforge_core::format::{self, FilterKind, Header, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::Error;
 
-fn kind_of(layout: CounterLayout) -> FilterKind {
+pub(crate) fn kind_of(layout: CounterLayout) -> FilterKind {
     match layout {
         CounterLayout::Blocked => FilterKind::CountingBlocked,
         CounterLayout::Standard => FilterKind::CountingStandard,
@@ -58,9 +58,10 @@ impl CountingBloomFilter<DefaultHasher> {
 impl<S: PersistentHasher> CountingBloomFilter<S> {
     /// Serializes the filter in core's versioned format ([`bloomforge_core::format`]):
     /// kind `CountingBlocked` or `CountingStandard`, "number of bits" = 4 x counters, then
-    /// the counter lines as little-endian `u64` words (64 bytes per line of 128). An
-    /// [`AtomicCountingBloomFilter`](crate::AtomicCountingBloomFilter) serializes through
-    /// its `snapshot()`.
+    /// the counter lines as little-endian `u64` words (64 bytes per line of 128).  An
+    /// [`AtomicCountingBloomFilter`](crate::AtomicCountingBloomFilter) writes the same bytes
+    /// from its live counters with
+    /// [`write_to`](crate::AtomicCountingBloomFilter::write_to).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(format::HEADER_LEN + self.lines.len() * 64);
         // Writing into a `Vec` cannot fail.

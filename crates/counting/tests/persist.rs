@@ -79,10 +79,15 @@ fn round_trips_keep_every_counter() {
             bytes,
             encode(kind, &hasher, 5, h.num_bits, h.items, payload)
         );
-        // Through io.
+        // Through io, and from the atomic twin's live counters.
         let mut out = Vec::new();
         f.write_to(&mut out).unwrap();
         assert_eq!(out, bytes);
+        let mut from_atomic = Vec::new();
+        bloomforge_counting::AtomicCountingBloomFilter::from(f.clone())
+            .write_to(&mut from_atomic)
+            .unwrap();
+        assert_eq!(from_atomic, bytes);
         let mut with_trailer = out.clone();
         with_trailer.extend_from_slice(b"next file");
         assert_eq!(
