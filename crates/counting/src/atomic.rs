@@ -3,8 +3,8 @@
 
 use crate::error::{CountingError, CountingShape};
 use crate::layout::{
-    counter_slot, line_counter, line_index, line_mask, prefetch, standard_positions, CounterLayout,
-    CounterLine, MAX_HASHES, PREFETCH_AHEAD,
+    line_index, line_mask, prefetch, standard_positions, CounterLayout, CounterLine, MAX_HASHES,
+    PREFETCH_AHEAD,
 };
 use crate::nibble::{atomic_decrement, atomic_increment, get_at, min_of, nonzero};
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
@@ -265,10 +265,12 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.layout {
-            CounterLayout::Blocked => {
-                let line = &self.lines[line_index(hash, self.lines.len())];
-                line_contains(line, hash as u32, self.k)
-            }
+            CounterLayout::Blocked => crate::kernels::d_atomic_contains_one(
+                crate::kernels::detect_backend(),
+                &self.lines,
+                hash,
+                self.k,
+            ),
             CounterLayout::Standard => {
                 let mut probes = bloomforge_core::Probes::new(hash);
                 (0..self.k).all(|_| {
@@ -458,16 +460,6 @@ fn line_insert(line: &AtomicCounterLine, h32: u32, k: u32) -> bool {
         }
     }
     missing == 0
-}
-
-#[inline(always)]
-fn line_contains(line: &AtomicCounterLine, h32: u32, k: u32) -> bool {
-    let mut zeros = 0u32;
-    for j in 0..k as usize {
-        let (w, shift) = counter_slot(line_counter(h32, j));
-        zeros += u32::from((line.words[w].load(Relaxed) >> shift) & 0xF == 0);
-    }
-    zeros == 0
 }
 
 #[inline(always)]

@@ -662,6 +662,23 @@ macro_rules! dispatch_fn {
     };
 }
 
+/// Queries one key of an atomic filter: the line copied with relaxed loads (inlined into
+/// the backend's wrapper, so the copy stays in registers), then `K::contains`.
+#[inline(always)]
+unsafe fn atomic_contains_one<K: LineKernel>(
+    lines: &[crate::atomic::AtomicCounterLine],
+    hash: u64,
+    k: u32,
+) -> bool {
+    let line = &lines[line_index(hash, lines.len())];
+    let local = CounterLine {
+        words: core::array::from_fn(|i| line.words[i].load(core::sync::atomic::Ordering::Relaxed)),
+    };
+    // SAFETY: forwarded contract (the CPU supports K's backend).
+    unsafe { K::contains(&local, hash as u32, k) }
+}
+
+dispatch_fn! { d_atomic_contains_one<>(lines: &[crate::atomic::AtomicCounterLine], hash: u64, k: u32) -> bool => atomic_contains_one }
 dispatch_fn! { d_insert_one<>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool => insert_one }
 dispatch_fn! { d_remove_one<>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool => remove_one }
 dispatch_fn! { d_contains_one<>(lines: &[CounterLine], hash: u64, k: u32) -> bool => contains_one }

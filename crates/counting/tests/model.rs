@@ -98,6 +98,11 @@ fn run_model(layout: CounterLayout, seed: u64, ops: &[Op]) -> Result<(), TestCas
                 prop_assert!(f.count(key) >= truth.min(COUNTER_MAX));
             }
         }
+        // The atomic twin answers every query as the plain filter (members, false
+        // positives and negatives alike).
+        for key in 0u16..64 {
+            prop_assert_eq!(atomic.contains(&key), f.contains(&key), "key {}", key);
+        }
     }
     // The atomic twin ran the same operations: identical counters.
     prop_assert!(atomic.into_inner() == f, "atomic and plain filters differ");
