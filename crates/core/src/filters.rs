@@ -16,6 +16,28 @@ use crate::{Error, Filter, Result};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
+/// Streams a block filter in the format of [`crate::format`]: shared by the plain and
+/// atomic filters, which differ only in how a block is `read` (a copy, or relaxed loads).
+fn write_blocks<L: Layout, B, S: PersistentHasher>(
+    writer: impl std::io::Write,
+    hasher: &S,
+    k: u32,
+    items: f64,
+    blocks: &[B],
+    read: impl Fn(&B) -> L::Block,
+) -> Result<()> {
+    crate::format::encode_to(
+        writer,
+        L::FORMAT_KIND,
+        hasher,
+        k,
+        blocks.len() as u64 * u64::from(L::BLOCK_BITS),
+        items.round() as u64,
+        (blocks.len() * L::BLOCK_BYTES) as u64,
+        |sink| crate::format::stream_le(blocks, sink, |b, buf| L::write_block_le(&read(b), buf)),
+    )
+}
+
 macro_rules! block_filters {
     (
         $(#[$pmeta:meta])* plain $Plain:ident,
@@ -305,17 +327,8 @@ macro_rules! block_filters {
             /// # Errors
             /// [`Error::Io`] if the writer fails.
             pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-                let blocks = &self.raw.blocks;
-                crate::format::encode_to(
-                    writer,
-                    <$L>::FORMAT_KIND,
-                    &self.hasher,
-                    self.raw.k,
-                    self.num_bits(),
-                    self.estimated_len().round() as u64,
-                    (blocks.len() * <$L>::BLOCK_BYTES) as u64,
-                    |sink| crate::format::stream_le(blocks, sink, <$L>::write_block_le),
-                )
+                let items = self.estimated_len();
+                write_blocks::<$L, _, _>(writer, &self.hasher, self.raw.k, items, &self.raw.blocks, |b| *b)
             }
 
 
@@ -474,21 +487,8 @@ macro_rules! block_filters {
             /// the bits between the checksum pass and the write pass (the output then fails
             /// its checksum: write once inserts have stopped).
             pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-                let blocks = &self.raw.blocks;
-                crate::format::encode_to(
-                    writer,
-                    <$L>::FORMAT_KIND,
-                    &self.hasher,
-                    self.raw.k,
-                    self.num_bits(),
-                    self.estimated_len().round() as u64,
-                    (blocks.len() * <$L>::BLOCK_BYTES) as u64,
-                    |sink| {
-                        crate::format::stream_le(blocks, sink, |b, buf| {
-                            <$L>::write_block_le(&<$L>::load_block(b), buf)
-                        })
-                    },
-                )
+                let items = self.estimated_len();
+                write_blocks::<$L, _, _>(writer, &self.hasher, self.raw.k, items, &self.raw.blocks, <$L>::load_block)
             }
         }
 

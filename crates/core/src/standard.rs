@@ -145,6 +145,33 @@ fn test_atomic_bit(words: &[AtomicU64], p: u64) -> bool {
 }
 
 #[inline(always)]
+/// Streams a standard filter in the format of [`crate::format`]: shared by the plain and
+/// atomic filters, which differ only in how a word is `read`.
+fn write_words<T, S: PersistentHasher>(
+    writer: impl std::io::Write,
+    hasher: &S,
+    k: u32,
+    num_bits: u64,
+    items: f64,
+    words: &[T],
+    read: impl Fn(&T) -> u64,
+) -> Result<()> {
+    crate::format::encode_to(
+        writer,
+        FilterKind::Standard,
+        hasher,
+        k,
+        num_bits,
+        items.round() as u64,
+        words.len() as u64 * 8,
+        |sink| {
+            crate::format::stream_le(words, sink, |w, buf| {
+                buf.extend_from_slice(&read(w).to_le_bytes())
+            })
+        },
+    )
+}
+
 /// The Swamidass-Baldi estimate of distinct keys in `m` bits with `ones` set by `k` probes
 /// each: `-(m / k) ln(1 - ones / m)` (saturated arrays read as `ones = m - 1/2`).
 fn estimated_len_from_ones(m: u64, k: u32, ones: u64) -> f64 {
@@ -486,20 +513,15 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
     /// # Errors
     /// [`Error::Io`] if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-        let words = &*self.words;
-        crate::format::encode_to(
+        let items = self.estimated_len();
+        write_words(
             writer,
-            FilterKind::Standard,
             &self.hasher,
             self.k,
             self.num_bits,
-            self.estimated_len().round() as u64,
-            words.len() as u64 * 8,
-            |sink| {
-                crate::format::stream_le(words, sink, |w, buf| {
-                    buf.extend_from_slice(&w.to_le_bytes())
-                })
-            },
+            items,
+            &self.words,
+            |w| *w,
         )
     }
 
@@ -625,20 +647,16 @@ impl<S: PersistentHasher> AtomicStandardBloomFilter<S> {
     /// [`Error::Io`] if the writer fails, or if inserts ran concurrently and changed the
     /// bits between the checksum pass and the write pass (write once inserts have stopped).
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-        let words = &*self.words;
-        crate::format::encode_to(
+        let items = self.estimated_len();
+        let read = |w: &AtomicU64| w.load(Relaxed);
+        write_words(
             writer,
-            FilterKind::Standard,
             &self.hasher,
             self.k,
             self.num_bits,
-            self.estimated_len().round() as u64,
-            words.len() as u64 * 8,
-            |sink| {
-                crate::format::stream_le(words, sink, |w, buf| {
-                    buf.extend_from_slice(&w.load(Relaxed).to_le_bytes())
-                })
-            },
+            items,
+            &self.words,
+            read,
         )
     }
 }

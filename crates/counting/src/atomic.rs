@@ -86,6 +86,8 @@ pub struct AtomicCountingBloomFilter<S = DefaultHasher> {
     num_counters: u64,
     k: u32,
     layout: CounterLayout,
+    /// The kernels' backend, taken from the plain filter (chosen once, not per query).
+    backend: bloomforge_core::Backend,
     hasher: S,
 }
 
@@ -141,6 +143,7 @@ impl<S> From<CountingBloomFilter<S>> for AtomicCountingBloomFilter<S> {
             num_counters: plain.num_counters,
             k: plain.k,
             layout: plain.layout,
+            backend: plain.backend,
             hasher: plain.hasher,
         }
     }
@@ -165,7 +168,7 @@ impl<S> AtomicCountingBloomFilter<S> {
             num_counters: self.num_counters,
             k: self.k,
             layout: self.layout,
-            backend: crate::kernels::detect_backend(),
+            backend: self.backend,
             hasher: self.hasher,
         }
     }
@@ -265,12 +268,9 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.layout {
-            CounterLayout::Blocked => crate::kernels::d_atomic_contains_one(
-                crate::kernels::detect_backend(),
-                &self.lines,
-                hash,
-                self.k,
-            ),
+            CounterLayout::Blocked => {
+                crate::kernels::d_atomic_contains_one(self.backend, &self.lines, hash, self.k)
+            }
             CounterLayout::Standard => {
                 let mut probes = bloomforge_core::Probes::new(hash);
                 (0..self.k).all(|_| {
@@ -434,7 +434,7 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             num_counters: self.num_counters,
             k: self.k,
             layout: self.layout,
-            backend: crate::kernels::detect_backend(),
+            backend: self.backend,
             hasher: self.hasher.clone(),
         }
     }
@@ -494,24 +494,9 @@ impl<S: bloomforge_core::format::PersistentHasher> AtomicCountingBloomFilter<S> 
     /// counters between the checksum pass and the write pass (write once they have
     /// stopped).
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<(), CountingError> {
-        use bloomforge_core::format;
-        let lines = &*self.lines;
-        Ok(format::encode_to(
-            writer,
-            crate::persist::kind_of(self.layout),
-            &self.hasher,
-            self.k,
-            self.num_counters.saturating_mul(4),
-            self.estimated_len().round() as u64,
-            lines.len() as u64 * 64,
-            |sink| {
-                format::stream_le(lines, sink, |line, buf| {
-                    for w in &line.words {
-                        buf.extend_from_slice(&w.load(Relaxed).to_le_bytes());
-                    }
-                })
-            },
-        )?)
+        let (shape, items) = (self.shape(), self.estimated_len());
+        let read = |l: &AtomicCounterLine| core::array::from_fn(|i| l.words[i].load(Relaxed));
+        crate::persist::write_lines(writer, &self.hasher, shape, items, &self.lines, read)
     }
 }
 

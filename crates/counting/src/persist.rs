@@ -4,14 +4,14 @@
 //! then the counter lines as little-endian `u64` words (64 bytes per line of 128
 //! counters). With the `serde` feature, the same bytes through `serde`.
 
-use crate::error::CountingError;
+use crate::error::{CountingError, CountingShape};
 use crate::layout::{CounterLayout, CounterLine, LINE_COUNTERS};
 use crate::plain::CountingBloomFilter;
 use bloomforge_core::format::{self, FilterKind, Header, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::Error;
 
-pub(crate) fn kind_of(layout: CounterLayout) -> FilterKind {
+fn kind_of(layout: CounterLayout) -> FilterKind {
     match layout {
         CounterLayout::Blocked => FilterKind::CountingBlocked,
         CounterLayout::Standard => FilterKind::CountingStandard,
@@ -20,6 +20,34 @@ pub(crate) fn kind_of(layout: CounterLayout) -> FilterKind {
 
 fn corrupt(reason: &'static str) -> CountingError {
     Error::Corrupt { reason }.into()
+}
+
+/// Streams a counting filter in core's format: shared by the plain and atomic filters,
+/// which differ only in how a line's words are `read` (a copy, or relaxed loads).
+pub(crate) fn write_lines<T, S: PersistentHasher>(
+    writer: impl std::io::Write,
+    hasher: &S,
+    shape: CountingShape,
+    items: f64,
+    lines: &[T],
+    read: impl Fn(&T) -> [u64; 8],
+) -> Result<(), CountingError> {
+    Ok(format::encode_to(
+        writer,
+        kind_of(shape.layout),
+        hasher,
+        shape.num_hashes,
+        shape.num_counters.saturating_mul(4),
+        items.round() as u64,
+        lines.len() as u64 * 64,
+        |sink| {
+            format::stream_le(lines, sink, |line, buf| {
+                for w in read(line) {
+                    buf.extend_from_slice(&w.to_le_bytes());
+                }
+            })
+        },
+    )?)
 }
 
 impl CountingBloomFilter<DefaultHasher> {
@@ -75,23 +103,8 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
     /// # Errors
     /// Core's `Io` if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<(), CountingError> {
-        let lines = &*self.lines;
-        Ok(format::encode_to(
-            writer,
-            kind_of(self.layout),
-            &self.hasher,
-            self.k,
-            self.num_counters.saturating_mul(4),
-            self.estimated_len().round() as u64,
-            lines.len() as u64 * 64,
-            |sink| {
-                format::stream_le(lines, sink, |line, buf| {
-                    for w in line.words {
-                        buf.extend_from_slice(&w.to_le_bytes());
-                    }
-                })
-            },
-        )?)
+        let (shape, items) = (self.shape(), self.estimated_len());
+        write_lines(writer, &self.hasher, shape, items, &self.lines, |l| l.words)
     }
 
     /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is
