@@ -26,13 +26,14 @@
 //! Payload: blocked filters as little-endian `u64` words (eight per block), split-block
 //! filters as the Parquet bitset (little-endian `u32` words), standard filters as
 //! little-endian `u64` words. The counting and d-left crates write their filters in the
-//! same format through [`encode`] / [`decode`]: counting filters as their 64-byte counter
+//! same format through [`encode_to`] / [`decode`]: counting filters as their 64-byte counter
 //! lines (little-endian `u64` words, "number of bits" = 4 x counters), d-left filters as a
-//! parameter block followed by the packed table (see `bloomforge-dleft`). A reader given a hasher checks it against the stored seed and
-//! key check, so a filter is never queried with a hasher it was not built with (every key
-//! would read absent). It checks every field before allocating, and allocates
-//! only as much as the input actually holds: truncated, corrupted or hostile input yields a
-//! typed [`Error`], never a panic or an outsized allocation.
+//! parameter block followed by the packed table (see `bloomforge-dleft`). A reader given
+//! a hasher checks it against the stored seed and key check, so a filter is never queried
+//! with a hasher it was not built with (every key would read absent). It checks every
+//! field before allocating, and allocates only as much as the input actually holds:
+//! truncated, corrupted or hostile input yields a typed [`Error`], never a panic or an
+//! outsized allocation.
 
 use crate::hash::{DefaultHasher, KeyedHasher};
 use crate::{Error, Result};
@@ -278,8 +279,9 @@ pub(crate) fn open<S: PersistentHasher>(
 }
 
 /// Serializes a filter of `kind` in this format: the header (with `hasher`'s algorithm,
-/// seed and key check, the payload's length and checksum), then `payload`. For crates that
-/// add filter kinds (the counting and d-left crates); core's filters have `to_bytes`.
+/// seed and key check, the payload's length and checksum), then `payload`, from a payload
+/// already in memory. The filters themselves stream theirs through [`encode_to`], which
+/// writes the same bytes without the copy.
 ///
 /// ```
 /// use bloomforge_core::format::{decode, encode, FilterKind};
