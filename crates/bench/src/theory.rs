@@ -1,11 +1,12 @@
 //! False-positive theory for every filter the harness measures.
 //!
-//! The standard, blocked and split-block formulas are `bloomforge-core`'s (re-exported
-//! here as [`math`]; they reproduce the Python reference `reference.csv` to 1e-6, see
-//! `tests/theory_reference.rs`). This module adds what the report needs beyond them:
-//! the counting filter's counter distribution and overflow tail, and the d-left counting
-//! filter's false-positive rate and fluid-limit bucket loads (Bonomi et al. 2006;
-//! Mitzenmacher / Vöcking). All follow `fp_theory.py` sections 5 and 6.
+//! The standard (classic and exact small-`m`), blocked and split-block formulas are
+//! `bloomforge-core`'s (re-exported here as [`math`]; they reproduce the Python reference
+//! `reference.csv` and `std_exact.csv` to 1e-6, see core's `tests/theory_reference.rs`).
+//! This module adds what the report needs beyond them: the counting filter's counter
+//! distribution and overflow tail, and the d-left counting filter's false-positive rate
+//! and fluid-limit bucket loads (Bonomi et al. 2006; Mitzenmacher / Vöcking). All follow
+//! `fp_theory.py` sections 5 and 6.
 
 pub use bloomforge_core::math;
 use bloomforge_core::math::{ln_gamma, ProbeModel, LN2};
@@ -25,10 +26,18 @@ pub struct Prediction {
     pub instance_sd: f64,
 }
 
-/// Standard layout (`k` probes over `m` bits).
+/// Standard layout (`k` probes over `m` bits): the exact small-`m` formula
+/// ([`math::std_fp_exact`]) where it is cheap (`k n * min(m, k n) <= 2^24`), the classic
+/// one elsewhere (where the two differ by less than the measurement can see).
 pub fn standard(m: u64, n: u64, k: u32) -> Prediction {
+    let throws = u64::from(k).saturating_mul(n);
+    let exact = if throws.saturating_mul(m.min(throws)) <= 1 << 24 {
+        math::std_fp_exact(m, n, k)
+    } else {
+        None
+    };
     Prediction {
-        fp: math::std_fp(m as f64, n as f64, k),
+        fp: exact.unwrap_or_else(|| math::std_fp(m as f64, n as f64, k)),
         instance_sd: math::std_fp_instance_sd(m as f64, n as f64, k),
     }
 }

@@ -29,6 +29,64 @@ pub fn std_fp(m: f64, n: f64, k: u32) -> f64 {
     frac_set.powi(k as i32)
 }
 
+/// Largest `k n * min(m, k n)` that [`std_fp_exact`] computes (about a second of work).
+pub const STD_FP_EXACT_MAX_WORK: u64 = 1 << 28;
+
+/// Exact FP of a standard filter for small `m`: `k` independent uniform probes per key
+/// (with replacement), `n` keys, `m` bits. `None` when `k n * min(m, k n)` exceeds
+/// [`STD_FP_EXACT_MAX_WORK`]; there the classic [`std_fp`] is within a negligible margin.
+///
+/// [`std_fp`] is a lower bound that is noticeably low for tiny filters (Bose et al. 2008).
+/// This is the value of Bose et al.'s Stirling-number formula, computed without its
+/// alternating sums: with `X` the number of set bits after `k n` throws, a query's `k`
+/// independent probes all hit set bits with probability `E[(X/m)^k]`, and the
+/// distribution of `X` follows from one throw at a time,
+/// `P_{t+1}(x) = P_t(x) x/m + P_t(x-1) (m-x+1)/m`. Every term is positive, so the result
+/// carries no cancellation error.
+///
+/// ```
+/// use bloomforge_core::math::{std_fp, std_fp_exact};
+/// // 16 bits, 4 keys, 3 probes: the classic formula is 5 % low.
+/// let exact = std_fp_exact(16, 4, 3).unwrap();
+/// assert!((exact - 0.164955).abs() < 1e-6);
+/// assert!(exact > std_fp(16.0, 4.0, 3) * 1.05);
+/// // Larger filters approach it: 0.06 % apart at 10,000 bits.
+/// let (e, c) = (std_fp_exact(10_000, 1_000, 7).unwrap(), std_fp(1e4, 1e3, 7));
+/// assert!(e > c && e < c * 1.001);
+/// ```
+pub fn std_fp_exact(m: u64, n: u64, k: u32) -> Option<f64> {
+    if m == 0 {
+        return None;
+    }
+    let throws = u64::from(k).checked_mul(n)?;
+    let states = m.min(throws);
+    if throws.checked_mul(states)? > STD_FP_EXACT_MAX_WORK {
+        return None;
+    }
+    if throws == 0 {
+        return Some(0.0);
+    }
+    let mf = m as f64;
+    // p[x] = P(X = x) after the throws so far; x <= min(t, m) after t throws.
+    let mut p = vec![0.0f64; states as usize + 1];
+    p[0] = 1.0;
+    for t in 0..throws {
+        let top = (t + 1).min(states) as usize;
+        for x in (1..=top).rev() {
+            let stay = p[x] * (x as f64 / mf);
+            let fresh = p[x - 1] * ((mf - (x - 1) as f64) / mf);
+            p[x] = stay + fresh;
+        }
+        p[0] = 0.0;
+    }
+    Some(
+        p.iter()
+            .enumerate()
+            .map(|(x, &px)| px * (x as f64 / mf).powi(k as i32))
+            .sum(),
+    )
+}
+
 /// Large-`m` limit `(1 - e^(-k/c))^k` at `c` bits per key.
 pub fn std_fp_c(c: f64, k: u32) -> f64 {
     (-(-f64::from(k) / c).exp_m1()).powi(k as i32)

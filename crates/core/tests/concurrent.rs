@@ -90,6 +90,10 @@ fn parallel_bulk_load_equals_sequential() {
         .expected_items(300_000)
         .unwrap();
     sequential_split.insert_batch(&keys);
+    let mut sequential_standard = StandardBloomFilter::with_false_pos(0.01)
+        .expected_items(300_000)
+        .unwrap();
+    sequential_standard.insert_batch(&keys);
     for threads in [1usize, 2, 4, 8] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -110,18 +114,31 @@ fn parallel_bulk_load_equals_sequential() {
             .unwrap();
         pool.install(|| split.par_insert_batch(&keys));
         assert!(keys.iter().all(|k| split.contains(k)));
+        assert_eq!(split, sequential_split, "split-block, {threads} threads");
+        let atomic_split = AtomicSplitBlockBloomFilter::from(
+            SplitBlockBloomFilter::with_false_pos(0.01)
+                .expected_items(300_000)
+                .unwrap(),
+        );
+        pool.install(|| atomic_split.par_insert_batch(&keys));
+        assert!(keys.iter().all(|k| atomic_split.contains(k)));
+        assert_eq!(
+            atomic_split.into_inner(),
+            sequential_split,
+            "atomic split-block, {threads} threads"
+        );
+        let standard = AtomicStandardBloomFilter::from(
+            StandardBloomFilter::with_false_pos(0.01)
+                .expected_items(300_000)
+                .unwrap(),
+        );
+        pool.install(|| standard.par_insert_batch(&keys));
+        assert_eq!(
+            standard.into_inner(),
+            sequential_standard,
+            "atomic standard, {threads} threads"
+        );
     }
-    let standard = AtomicStandardBloomFilter::from(
-        StandardBloomFilter::with_false_pos(0.01)
-            .expected_items(300_000)
-            .unwrap(),
-    );
-    standard.par_insert_batch(&keys);
-    let mut seq = StandardBloomFilter::with_false_pos(0.01)
-        .expected_items(300_000)
-        .unwrap();
-    seq.insert_batch(&keys);
-    assert_eq!(standard.into_inner(), seq);
 }
 
 /// Large enough (>= 2^20 keys into >= 8 MiB) to take the partitioned parallel build.

@@ -458,6 +458,61 @@ fn bad_input_gives_typed_errors() {
             Err(Error::InvalidBitset { .. })
         ));
     }
+    // Every layout and every atomic builder: n = 0, 0 bits, k out of range.
+    assert_eq!(
+        SplitBlockBloomFilter::with_false_pos(0.01)
+            .expected_items(0)
+            .unwrap_err(),
+        Error::ZeroItems
+    );
+    assert_eq!(
+        StandardBloomFilter::with_false_pos(0.01)
+            .expected_items(0)
+            .unwrap_err(),
+        Error::ZeroItems
+    );
+    assert_eq!(
+        SplitBlockBloomFilter::with_num_bits(0)
+            .hashes(8)
+            .unwrap_err(),
+        Error::ZeroBits
+    );
+    for k in [0, 9, 64] {
+        assert!(matches!(
+            SplitBlockBloomFilter::with_num_bits(512).hashes(k),
+            Err(Error::InvalidHashCount { .. })
+        ));
+    }
+    assert_eq!(
+        AtomicBlockedBloomFilter::with_false_pos(0.01)
+            .expected_items(0)
+            .unwrap_err(),
+        Error::ZeroItems
+    );
+    assert_eq!(
+        AtomicSplitBlockBloomFilter::with_false_pos(0.01)
+            .expected_items(0)
+            .unwrap_err(),
+        Error::ZeroItems
+    );
+    assert!(matches!(
+        AtomicBlockedBloomFilter::with_false_pos(1.5).expected_items(10),
+        Err(Error::InvalidFalsePositiveRate(_))
+    ));
+    assert_eq!(
+        AtomicBlockedBloomFilter::with_num_bits(0)
+            .hashes(3)
+            .unwrap_err(),
+        Error::ZeroBits
+    );
+    assert!(matches!(
+        AtomicBlockedBloomFilter::with_num_bits(512).hashes(0),
+        Err(Error::InvalidHashCount { .. })
+    ));
+    assert!(matches!(
+        AtomicSplitBlockBloomFilter::with_num_bits(512).hashes(9),
+        Err(Error::InvalidHashCount { .. })
+    ));
     assert!(BlockedBloomFilter::from_blocks(vec![], 3, DefaultHasher::default()).is_err());
     assert!(StandardBloomFilter::from_words(vec![0; 2], 64, 3, DefaultHasher::default()).is_err());
 }

@@ -138,3 +138,60 @@ fn blocked_fp_many_equals_blocked_fp() {
         }
     }
 }
+
+/// `std_fp_exact` against `fp_theory.std_fp_exact` (mpmath, 60 digits), copied as
+/// `tests/data/std_exact.csv`: m in {8 .. 4096}, n = m / c for c in {2, 4, 8, 16},
+/// k in {1, 2, 3, 5, 8, 12}, every row to 1e-6 relative. Generated with
+/// `print(f"{m},{n},{k},{fp_theory.std_fp_exact(m, n, k):.12e}")` over that grid.
+#[test]
+fn std_fp_exact_matches_reference() {
+    const EXACT: &str = include_str!("data/std_exact.csv");
+    let mut lines = EXACT.lines();
+    assert_eq!(lines.next().map(str::trim), Some("m,n,k,fp"));
+    let mut rows = 0;
+    let mut failures = Vec::new();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.trim().split(',').collect();
+        assert_eq!(f.len(), 4, "{line}");
+        let (m, n, k): (u64, u64, u32) = (
+            f[0].parse().unwrap(),
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+        );
+        let want: f64 = f[3].parse().unwrap();
+        let got = math::std_fp_exact(m, n, k).expect("small m is within the work cap");
+        let rel = ((got - want) / want).abs();
+        if rel.is_nan() || rel > REL_TOL {
+            failures.push(format!(
+                "m={m} n={n} k={k}: rust {got:.10e}, python {want:.10e}, rel {rel:.2e}"
+            ));
+        }
+        // The classic formula is a lower bound of the exact one (Bose et al.).
+        let classic = math::std_fp(m as f64, n as f64, k);
+        if classic > got * (1.0 + 1e-12) {
+            failures.push(format!(
+                "m={m} n={n} k={k}: classic {classic:.10e} above exact {got:.10e}"
+            ));
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, 168, "the reference grid has 168 rows");
+    assert!(
+        failures.is_empty(),
+        "{} rows off:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn std_fp_exact_edges() {
+    assert_eq!(math::std_fp_exact(0, 10, 3), None);
+    assert_eq!(math::std_fp_exact(64, 0, 3), Some(0.0));
+    assert_eq!(math::std_fp_exact(64, 10, 0), Some(0.0));
+    // Past the work cap: None, not a stall (and no overflow on huge arguments).
+    assert_eq!(math::std_fp_exact(1 << 40, 1 << 30, 7), None);
+    assert_eq!(math::std_fp_exact(u64::MAX, u64::MAX, u32::MAX), None);
+    // One bit: every throw sets it, every probe hits it.
+    assert_eq!(math::std_fp_exact(1, 1, 4), Some(1.0));
+}

@@ -54,9 +54,14 @@ const _: () = {
 ///   and then find a counter at 0 because a racing remove emptied it: that decrement is
 ///   **skipped**, never applied below zero. A skipped decrement leaves the counter one
 ///   higher than the sequential result: the filter may keep answering `true` for the
-///   key (a false positive) and `count` may be higher, but no other key can read absent
-///   because of it. `remove` returns `Ok(())` in that case (its other decrements have
-///   landed and cannot be withdrawn atomically).
+///   key (a false positive) and `count` may be higher. `remove` returns `Ok(())` in that
+///   case (its other decrements have landed and cannot be withdrawn atomically).
+///   It may also pass the check on a partial insert because a counter the insert has not
+///   reached yet is held at 1 by *another* key: its decrement then takes that key's count
+///   to 0 until the insert lands there, so **during the race another key can read absent
+///   (a transient false negative)**. Once both calls have returned, the counters are never
+///   below the sequential result, so no key reads absent afterwards. Callers who need
+///   no false negatives at every instant order each `remove` after its `insert`.
 /// * **Queries** (`contains`, `count`) use relaxed loads; they see every operation that
 ///   happened before them. A query racing with an insert or remove of the same key may
 ///   see it partially (some words updated): `contains` is then `true` or `false`, and

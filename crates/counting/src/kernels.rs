@@ -791,7 +791,7 @@ mod tests {
             bytes in prop::array::uniform32(prop::sample::select(vec![0u8, 0x01, 0x10, 0x11, 0xF0, 0x0F, 0xFF, 0xE1, 0x1E, 0x22])),
             more in prop::array::uniform32(any::<u8>()),
             h32: u32,
-            k in 1u32..=16,
+            k in 1u32..=crate::layout::MAX_HASHES,
         ) {
             let mut all = [0u8; 64];
             all[..32].copy_from_slice(&bytes);
