@@ -13,6 +13,7 @@ use crate::theory::{self, Prediction};
 use crate::timing::{measure, measure_with, CpuClock, Timing};
 use crate::workload::{BenchKey, Workload};
 use crate::BenchError;
+use bloomforge_core::batch::{prefetch, PREFETCH_AHEAD};
 use bloomforge_core::hash::fast_range64;
 use bloomforge_core::stats::{clopper_pearson, fp_consistent};
 use std::hint::black_box;
@@ -291,14 +292,27 @@ fn check_same_answers<K>(
 
 /// Sums one word of `reads` random 64-byte lines of `buf`: the addresses come from a
 /// generator, not from loaded data, so the misses overlap (the memory-level-parallel
-/// floor every filter query pays at least once).
+/// floor every filter query pays at least once). Each address is computed and prefetched
+/// [`PREFETCH_AHEAD`] reads before it is read, exactly as the filters' batch pipelines do:
+/// without that, a large buffer's reads wait on page walks the filters' batches overlap
+/// (measured at 100M keys, 125 MB: 29 ns plain vs 13 ns for a prefetched filter batch),
+/// and the "floor" would sit above what it bounds.
 pub fn random_line_reads(buf: &[u64], reads: usize, seed: u64) -> u64 {
     let lines = (buf.len() / 8).max(1) as u64;
     let mut rng = SplitMix64::new(seed);
+    let mut ring = [0usize; PREFETCH_AHEAD];
+    for slot in ring.iter_mut().take(reads) {
+        *slot = fast_range64(rng.next_u64(), lines) as usize * 8;
+        prefetch(buf[*slot..].as_ptr());
+    }
     let mut sum = 0u64;
-    for _ in 0..reads {
-        let line = fast_range64(rng.next_u64(), lines) as usize;
-        sum = sum.wrapping_add(buf[line * 8]);
+    for i in 0..reads {
+        let slot = i % PREFETCH_AHEAD;
+        sum = sum.wrapping_add(buf[ring[slot]]);
+        if i + PREFETCH_AHEAD < reads {
+            ring[slot] = fast_range64(rng.next_u64(), lines) as usize * 8;
+            prefetch(buf[ring[slot]..].as_ptr());
+        }
     }
     sum
 }
@@ -512,7 +526,7 @@ pub fn floor_row(
         filter: "floor: random 64 B reads".into(),
         layout: Layout::Floor.name(),
         origin: Origin::Reference,
-        notes: "independent random cache-line reads of an equal-size buffer",
+        notes: "independent random cache-line reads of an equal-size buffer, prefetched 32 ahead as the filters' batches are",
         bits_per_key: bytes as f64 * 8.0 / n.max(1) as f64,
         k: None,
         insert: None,
