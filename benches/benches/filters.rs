@@ -1,6 +1,7 @@
-//! insert / contains / batch for every filter at an in-cache (1M keys) and an
-//! out-of-cache size (16M keys; `BLOOMFORGE_BENCH_BIG` to change), ~10 bits per key,
-//! with sbbf-rs-safe and fastbloom in the same groups for ratios.
+//! insert / contains / batch (and remove, for the deleting filters) for every filter at
+//! an in-cache (1M keys) and an out-of-cache size (16M keys; `BLOOMFORGE_BENCH_BIG` to
+//! change), ~10 bits per key, with sbbf-rs-safe and fastbloom in the same groups for
+//! ratios.
 //!
 //! Every benchmark asserts its answers: members all found, non-member positives equal to
 //! the count measured before timing.
@@ -244,6 +245,52 @@ fn bench_insert_batch(c: &mut Criterion, members: &[u64]) {
     g.finish();
 }
 
+/// Removes of every member from a full filter (the deleting filters): each remove must
+/// succeed and the filter must end empty.
+fn bench_remove(c: &mut Criterion, members: &[u64]) {
+    let n = members.len();
+    let mut g = c.benchmark_group(format!("remove/{}", label(n)));
+    g.throughput(Throughput::Elements(n as u64));
+    if n > 2_000_000 {
+        g.sample_size(10).measurement_time(Duration::from_secs(8));
+    }
+    let mut counting = CountingBloomFilter::with_false_pos(0.01)
+        .expected_items(n as u64)
+        .unwrap();
+    counting.insert_batch(members);
+    g.bench_function("counting", |b| {
+        b.iter_batched_ref(
+            || counting.clone(),
+            |f| {
+                for k in members {
+                    f.remove(black_box(k)).expect("every member is present");
+                }
+                assert!(f.is_empty());
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    let mut dleft = DLeftCountingBloomFilter::with_false_pos(0.01)
+        .expected_items(n as u64)
+        .unwrap();
+    for k in members {
+        dleft.insert(k).expect("sized for n keys");
+    }
+    g.bench_function("d-left", |b| {
+        b.iter_batched_ref(
+            || dleft.clone(),
+            |f| {
+                for k in members {
+                    f.remove(black_box(k)).expect("every member is present");
+                }
+                assert!(f.is_empty());
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+}
+
 fn filters(c: &mut Criterion) {
     for n in sizes() {
         let (members, others) = keys(n, QUERIES.min(n));
@@ -306,6 +353,7 @@ fn filters(c: &mut Criterion) {
             &others,
         );
         bench_insert_batch(c, &members);
+        bench_remove(c, &members);
     }
 }
 
