@@ -140,3 +140,61 @@ fn tiny_run_writes_parsable_report() {
     assert!(md.contains("| **blocked** |") && md.contains("floor"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--keys FILE` end to end: the file's keys (duplicates and a CRLF line included) are
+/// measured as their own workload, every answer checked by the run, FP consistent.
+#[test]
+fn tiny_run_measures_a_key_file() {
+    let dir = out_dir().with_extension("keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys.txt");
+    let mut text: String = (0..3000)
+        .map(|i| format!("user:{i}@example.org\n"))
+        .collect();
+    text.push_str("user:7@example.org\r\nuser:8@example.org\n");
+    std::fs::write(&keys, text).unwrap();
+    let cfg = bloomforge_bench::config::parse_args(
+        [
+            "--tiny",
+            "--quiet",
+            "--only",
+            "blocked,split-block,sbbf-rs-safe",
+            "--threads",
+            "1",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--out",
+            dir.join("report").to_str().unwrap(),
+        ]
+        .map(String::from),
+    )
+    .expect("valid arguments")
+    .expect("not --help");
+    let report = bloomforge_bench::run(&cfg).expect("tiny run with a key file");
+    let file_rows: Vec<_> = report
+        .rows
+        .iter()
+        .filter(|r| r.workload == "file:keys.txt")
+        .collect();
+    assert!(
+        file_rows.iter().any(|r| r.filter == "blocked")
+            && file_rows.iter().any(|r| r.filter == "sbbf-rs-safe"),
+        "{:?}",
+        report
+            .rows
+            .iter()
+            .map(|r| (&r.workload, &r.filter))
+            .collect::<Vec<_>>()
+    );
+    for r in &file_rows {
+        assert_eq!(r.n, 3000, "duplicates are dropped: {}", r.filter);
+        if r.origin == Origin::Ours {
+            assert!(
+                r.fp.as_ref().expect("FP measured").consistent,
+                "{}",
+                r.filter
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -139,7 +139,7 @@ pub fn std_fp_instance_sd(m: f64, n: f64, k: u32) -> f64 {
 /// mass is below `eps`. Because every conditional FP is at most 1 and grows with the load,
 /// truncating a mixture there errs by at most `eps` (absolute).
 ///
-/// Valid for `0 <= lam <= 1e9` and `0 < eps < 1`; outside that (NaN, infinite or huge
+/// Valid for `0 <= lam <= 1e7` ([`MAX_WINDOW_MEAN`]) and `0 < eps < 1`; outside that (NaN, infinite or huge
 /// means) it returns `[NaN]`, so mixtures built on it are NaN rather than a hang or an
 /// outsized allocation.
 pub fn poisson_pmf_window(lam: f64, eps: f64) -> Vec<f64> {
@@ -167,7 +167,7 @@ pub fn poisson_pmf_window(lam: f64, eps: f64) -> Vec<f64> {
 
 /// Exact block load Binomial(`n`, 1/`blocks`) on `0..=hi`, tail mass below `eps`.
 ///
-/// Valid for a mean `n / blocks <= 1e9`, `blocks >= 1` and `0 < eps < 1`; otherwise `[NaN]`.
+/// Valid for a mean `n / blocks <= 1e7`, `blocks >= 1` and `0 < eps < 1`; otherwise `[NaN]`.
 pub fn binomial_pmf_window(n: u64, blocks: u64, eps: f64) -> Vec<f64> {
     let q = 1.0 / blocks as f64;
     let nf = n as f64;
@@ -192,8 +192,10 @@ pub fn binomial_pmf_window(n: u64, blocks: u64, eps: f64) -> Vec<f64> {
     }
 }
 
-/// Largest block-load mean the mixture windows accept (far above any real filter's).
-const MAX_WINDOW_MEAN: f64 = 1e9;
+/// Largest block-load mean the mixture windows accept (far above any real filter's: a
+/// 512-bit block at the 1.6 bits/key floor of the builders holds 320 keys on average).
+/// It bounds a window's allocation to about 80 MB.
+pub const MAX_WINDOW_MEAN: f64 = 1e7;
 
 /// Tail mass left out of a mixture window.
 const MIX_EPS: f64 = 1e-15;
@@ -294,7 +296,20 @@ fn occupancy_step(
 /// `f[i]` = E[(P(a query hits only set bits | block state))^`power`] for a block of `b` bits
 /// holding `i = 0..=imax` keys of `k` probes each under `model`. `power = 2` gives the
 /// second moment used for instance-to-instance variance.
+///
+/// The exact models cost `O(imax * b * k)` time and, for `Distinct`, `O(b^2)` memory:
+/// `b` up to [`MAX_INNER_BLOCK_BITS`] (4096 for `Distinct`) and `imax` up to
+/// [`MAX_INNER_LOAD`] are accepted; beyond that (or `b = 0`) the result is `[NaN]`, so a
+/// mixture built on it is NaN rather than an outsized allocation or an hour of work.
 pub fn block_inner_fp(b: usize, k: u32, imax: usize, model: ProbeModel, power: i32) -> Vec<f64> {
+    let max_b = if model == ProbeModel::Distinct {
+        MAX_INNER_BLOCK_BITS / 16
+    } else {
+        MAX_INNER_BLOCK_BITS
+    };
+    if b == 0 || b > max_b || imax > MAX_INNER_LOAD {
+        return vec![f64::NAN];
+    }
     let bf = b as f64;
     if model == ProbeModel::Putze {
         return (0..=imax)
@@ -350,6 +365,12 @@ pub fn block_inner_fp(b: usize, k: u32, imax: usize, model: ProbeModel, power: i
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
+
+/// Largest block size [`block_inner_fp`] computes (bits; `Distinct`: a sixteenth of it).
+pub const MAX_INNER_BLOCK_BITS: usize = 1 << 16;
+
+/// Largest block load [`block_inner_fp`] computes.
+pub const MAX_INNER_LOAD: usize = 1 << 16;
 
 fn mix(weights: &[f64], inner: &[f64]) -> f64 {
     weights.iter().zip(inner).map(|(w, f)| w * f).sum()

@@ -195,3 +195,24 @@ fn std_fp_exact_edges() {
     // One bit: every throw sets it, every probe hits it.
     assert_eq!(math::std_fp_exact(1, 1, 4), Some(1.0));
 }
+
+/// Public theory functions given absurd arguments return NaN promptly instead of
+/// allocating gigabytes or running for hours.
+#[test]
+fn hostile_arguments_give_nan_not_aborts() {
+    assert!(math::poisson_pmf_window(1e8, 1e-12)[0].is_nan());
+    assert!(math::poisson_pmf_window(f64::INFINITY, 1e-12)[0].is_nan());
+    assert!(math::binomial_pmf_window(u64::MAX, 1, 1e-12)[0].is_nan());
+    for model in [ProbeModel::Replace, ProbeModel::Distinct, ProbeModel::Putze] {
+        assert!(math::block_inner_fp(1 << 20, 7, 10, model, 1)[0].is_nan());
+        assert!(math::block_inner_fp(0, 7, 10, model, 1)[0].is_nan());
+        assert!(math::block_inner_fp(512, 7, usize::MAX, model, 1)[0].is_nan());
+    }
+    assert!(math::block_inner_fp(8192, 7, 10, ProbeModel::Distinct, 1)[0].is_nan());
+    // A blocked FP at a tiny bits-per-key (huge block loads) is NaN, not a stall.
+    assert!(math::blocked_fp(1e-6, 512, 7, ProbeModel::Replace).is_nan());
+    // Ordinary arguments are untouched.
+    let f = math::block_inner_fp(4096, 7, 100, ProbeModel::Distinct, 1);
+    assert_eq!(f.len(), 101);
+    assert!(f.iter().all(|x| x.is_finite()));
+}

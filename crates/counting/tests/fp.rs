@@ -166,6 +166,11 @@ fn standard_export_answers_identically() {
     let plain = f.to_standard_bloom().unwrap();
     assert_eq!(plain.num_bits(), f.num_counters());
     assert_eq!(plain.count_ones(), f.nonzero_counters());
+    assert_eq!(
+        f.fill(),
+        f.nonzero_counters() as f64 / f.num_counters() as f64
+    );
+    assert!(f.fill() > 0.0 && f.fill() < 1.0);
     for k in &probe {
         assert_eq!(plain.contains(k), f.contains(k), "key {k}");
     }
