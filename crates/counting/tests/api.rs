@@ -167,7 +167,7 @@ fn builders_choose_layout_and_size() {
             .unwrap();
         assert_eq!(g.num_hashes(), 6);
         assert!(
-            g.num_counters() as u64 >= i * 1000 * 10,
+            g.num_counters() >= i * 1000 * 10,
             "{i}: {}",
             g.num_counters()
         );
