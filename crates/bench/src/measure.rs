@@ -323,20 +323,7 @@ pub fn random_line_reads(buf: &[u64], reads: usize, seed: u64) -> u64 {
 pub fn floor_buffer(bytes: u64) -> Vec<u64> {
     let words = (bytes / 8).max(8) as usize;
     let mut v: Vec<u64> = Vec::with_capacity(words);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let ptr = v.as_mut_ptr() as usize;
-        let start = ptr.next_multiple_of(HUGE);
-        let end = ptr.saturating_add(words * 8) & !(HUGE - 1);
-        if words * 8 >= 4 << 20 && end > start {
-            // SAFETY: `start..end` lies inside the capacity just reserved (not yet written);
-            // MADV_HUGEPAGE only changes how the kernel backs it; the result is ignored.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
+    bloomforge_core::memory::advise_huge_pages(v.spare_capacity_mut());
     v.extend(0..words as u64);
     v
 }

@@ -45,6 +45,7 @@ pub mod format;
 pub mod hash;
 mod layout;
 pub mod math;
+pub mod memory;
 pub mod parallel;
 mod raw;
 #[cfg(feature = "serde")]

@@ -40,8 +40,8 @@ unsafe impl ZeroInit for crate::Block256 {}
 /// Block types are 32- or 64-byte aligned, and for alignments above 16 the system
 /// allocator's `alloc_zeroed` is `alloc` plus a `memset` (not `calloc`): every page is
 /// touched here. Large arrays are therefore allocated uninitialised, advised for huge
-/// pages (see [`advise_huge_pages`]) and only then zeroed, so those first touches fault in
-/// huge pages.
+/// pages ([`crate::memory`]) and only then zeroed, so those first touches fault in huge
+/// pages.
 pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     if n == 0 {
         return Err(Error::ZeroBits);
@@ -54,11 +54,11 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
         bytes: len.saturating_mul(core::mem::size_of::<B>()),
     };
     let layout = std::alloc::Layout::array::<B>(len).map_err(|_| failed.clone())?;
-    let ptr = if layout.size() >= HUGE_PAGE_MIN_BYTES {
+    let ptr = if layout.size() >= crate::memory::HUGE_PAGE_MIN_BYTES {
         // SAFETY: `layout` has a non-zero size (len >= 1 and B is not zero-sized).
         let raw = unsafe { std::alloc::alloc(layout) };
         if !raw.is_null() {
-            advise_huge_pages(raw, layout.size());
+            crate::memory::advise_raw(raw, layout.size());
             // SAFETY: `raw` points to `layout.size()` writable bytes just allocated.
             unsafe { core::ptr::write_bytes(raw, 0, layout.size()) };
         }
@@ -74,36 +74,6 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     // which is what `Box<[B]>` frees with; zeroed memory is a valid `B` (ZeroInit).
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) })
 }
-
-/// Asks Linux to back the 2 MiB-aligned interior of a large, not yet touched allocation with
-/// transparent huge pages. Kernels in THP `madvise` mode (the common default) give them only
-/// where asked; a filter out of cache misses the TLB on almost every random access, and on
-/// 4 KiB pages each miss is a page walk (two nested ones in a VM). Measured at 100M keys
-/// (125 MB, Zen 3 KVM guest, THP always vs madvise): blocked `insert_batch` 18.4-20.5 vs
-/// 23.0-23.6 ns/key, `contains_batch` 11.2-15.2 vs 14.8-20.4. A hint only: failure, or a
-/// kernel without THP, changes nothing. Called for arrays of [`HUGE_PAGE_MIN_BYTES`] or
-/// more, before their pages are first touched.
-/// Arrays from this size on are advised for huge pages (a few huge pages' worth of TLB
-/// reach covers anything smaller).
-const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
-
-#[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
-    const HUGE: usize = 2 << 20;
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize).saturating_add(bytes) & !(HUGE - 1);
-    if end > start {
-        // SAFETY: `start..end` lies inside the live allocation of `bytes` bytes at `ptr`;
-        // MADV_HUGEPAGE only changes how the kernel backs those pages (never their contents
-        // or validity), and its result is deliberately ignored (a hint).
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(not(all(target_os = "linux", not(miri))))]
-fn advise_huge_pages(_ptr: *mut u8, _bytes: usize) {}
 
 /// Plain (non-atomic) blocks of layout `L` with `k` probes.
 pub(crate) struct RawBlocks<L: Layout> {

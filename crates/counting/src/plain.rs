@@ -118,6 +118,7 @@ pub(crate) fn alloc_lines(n: u64) -> Result<Box<[CounterLine]>, CountingError> {
         .map_err(|_| Error::AllocationFailed {
             bytes: n.saturating_mul(64),
         })?;
+    bloomforge_core::memory::advise_huge_pages(v.spare_capacity_mut());
     v.resize(n, CounterLine::ZERO);
     Ok(v.into_boxed_slice())
 }

@@ -226,6 +226,7 @@ impl<S> DLeftCountingBloomFilter<S> {
         table
             .try_reserve_exact(bytes)
             .map_err(|_| bloomforge_core::Error::AllocationFailed { bytes })?;
+        bloomforge_core::memory::advise_huge_pages(table.spare_capacity_mut());
         table.resize(bytes, 0u8);
         Ok(Self {
             geo,
