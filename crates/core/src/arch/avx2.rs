@@ -2,7 +2,8 @@
 //!
 //! Blocked probes: the 16 32-bit words of a 512-bit block sit in two registers; eight probes
 //! are computed at once (`h * C^(j+1)`, top 9 bits), their words fetched with `vpermd` from
-//! both halves and blended on the product's sign bit, and tested with one `vptest`.
+//! both halves and blended on the product's sign bit, and tested with one compare and a
+//! byte mask (`vpcmpeqd` + `vpmovmskb`).
 //! Split-block probes: one multiply by the eight salts, `>> 27`, `1 << x` per lane, one
 //! `vptest`.
 
