@@ -140,8 +140,8 @@ pub fn std_fp_instance_sd(m: f64, n: f64, k: u32) -> f64 {
 /// truncating a mixture there errs by at most `eps` (absolute).
 ///
 /// Valid for `0 <= lam <= 1e7` ([`MAX_WINDOW_MEAN`]) and `0 < eps < 1`; outside that
-/// (NaN, infinite or huge means) it returns `[NaN]`, so mixtures built on it are NaN rather than a hang or an
-/// outsized allocation.
+/// (NaN, infinite or huge means) it returns `[NaN]`, so mixtures built on it are NaN
+/// rather than a hang or an outsized allocation.
 pub fn poisson_pmf_window(lam: f64, eps: f64) -> Vec<f64> {
     if !(lam.is_finite() && lam <= MAX_WINDOW_MEAN && eps > 0.0 && eps < 1.0) {
         return vec![f64::NAN];
