@@ -439,13 +439,75 @@ pub(crate) fn par_insert_atomic<L: Layout, T: Hash + Sync, S: BuildHasher + Sync
     });
 }
 
-/// Keys per round of a partitioned build: bounds the hash buffers to 8 bytes x this.
-const PARTITION_ROUND: usize = 1 << 22;
+/// Bytes of filter per partition of a partitioned build (rounded to a power-of-two number
+/// of blocks): small enough that a partition stays in a core's L2 while its hashes are
+/// inserted (512 KiB on the Zen 3 this was tuned on, 2 MiB on recent Xeons).
+const PARTITION_BYTES: usize = 256 << 10;
 
-/// Partitioned parallel build into plain blocks, without atomics: per round, threads hash
-/// chunks of keys into per-partition buffers (partition = a contiguous range of blocks),
-/// then one task per partition inserts its hashes into its own disjoint `&mut` range with
-/// the pipelined batch loop. Bit-identical to a sequential build (OR is commutative).
+/// Fewest keys per round of a partitioned build; a round holds at least one hash per 8
+/// bytes of filter, so each block is written several times per pass over the filter.
+const PARTITION_MIN_ROUND: usize = 1 << 22;
+
+/// How far ahead, in hashes, the scatter prefetches a partition's next slots: the line is
+/// in cache by the time its first slot is written, so no store waits for memory.
+const SCATTER_PREFETCH: usize = 16;
+
+/// One worker's hashes of a chunk of keys, bucketed by partition: `parts` regions of `cap`
+/// slots in one flat buffer (huge pages where the kernel grants them), plus an overflow
+/// list for a partition that receives more than `cap` (cap is 1.25x the mean plus 16: a
+/// many-sigma event at the sizes that partition, but handled, so any size stays correct).
+struct Scatter {
+    buf: Vec<u64>,
+    cap: usize,
+    counts: Vec<usize>,
+    overflow: Vec<u64>,
+}
+
+impl Scatter {
+    fn new(parts: usize, cap: usize) -> Scatter {
+        let n = parts * cap;
+        let mut buf = Vec::with_capacity(n);
+        crate::memory::advise_huge_pages(buf.spare_capacity_mut());
+        buf.resize(n, 0);
+        Scatter {
+            buf,
+            cap,
+            counts: vec![0; parts],
+            overflow: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.overflow.clear();
+    }
+
+    #[inline(always)]
+    fn push(&mut self, part: usize, hash: u64) {
+        let n = self.counts[part];
+        if n < self.cap {
+            let at = part * self.cap + n;
+            self.buf[at] = hash;
+            self.counts[part] = n + 1;
+            // A hint: any address is allowed, past the region or the buffer included.
+            prefetch(self.buf.as_ptr().wrapping_add(at + SCATTER_PREFETCH));
+        } else {
+            self.overflow.push(hash);
+        }
+    }
+
+    /// The hashes of partition `part` that fit its region.
+    fn part(&self, part: usize) -> &[u64] {
+        let at = part * self.cap;
+        &self.buf[at..at + self.counts[part]]
+    }
+}
+
+/// Partitioned parallel build into plain blocks, without atomics. The filter is cut into
+/// partitions of a power-of-two number of blocks (~256 KiB each). Per round, workers hash
+/// chunks of keys into per-partition buffers; then one task per partition inserts its
+/// hashes into its own disjoint `&mut` range with the pipelined batch loop, from cache.
+/// Bit-identical to a sequential build (OR is commutative).
 pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
     backend: Backend,
     blocks: &mut [L::Block],
@@ -456,58 +518,81 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
     use rayon::prelude::*;
     let threads = rayon::current_num_threads();
     let total = blocks.len();
-    // Measured on the reference machine (README): partitioning pays once the filter is out
-    // of cache and the batch is large (100M keys: 13.4 ns/key on 1 thread, 8.5 on 2);
-    // for an in-cache filter or a small batch its buffers cost more than they save
-    // (1M keys: 6.6 ns/key sequential, 10.3 partitioned on 2 threads), so those take the
-    // single-thread pipelined insert.
     let bytes = total.saturating_mul(core::mem::size_of::<L::Block>());
+    // Measured (README, 100M keys): one thread partitioning is no faster than the
+    // pipelined insert, and an in-cache filter or a small batch pays for the buffers
+    // without gaining locality, so those take the single-thread pipelined insert.
     if threads <= 1 || keys.len() < 1 << 20 || bytes < 8 << 20 {
         d_insert_batch::<L, Keys<'_, T, S>>(backend, blocks, 0, total, k, &Keys { keys, hasher });
         return;
     }
-    // Several partitions per thread for balance; at least one block each. The buffer sets
-    // below number chunks x partitions, so both are capped: at most 128 x 1024 buffers
-    // (~20 MB of headers and slack) however many threads the pool has.
-    let parts = (threads * 4).min(1024).min(total);
-    let part_of = |b: usize| ((b as u128 * parts as u128) / total as u128) as usize;
-    let start_of = |r: usize| (r as u128 * total as u128).div_ceil(parts as u128) as usize;
-    // One buffer set per (chunk, partition), allocated once and reused every round: fresh
-    // buffers per round cost a page fault per 4 KiB written.
+    // At least four partitions per worker for balance, at most 1024: the buffers below
+    // number chunks x partitions, each with some slack.
+    let want = (bytes / PARTITION_BYTES).max(threads * 4).min(1024);
+    let shift = total.div_ceil(want).next_power_of_two().trailing_zeros();
+    let parts = total.div_ceil(1 << shift);
+    let start_of = |r: usize| (r << shift).min(total);
+    // Two chunks per worker per round for balance; the buffers (one set per chunk,
+    // ~1.25 x 8 bytes per key of a round) are allocated once and reused every round.
     let chunks_per_round = (threads * 2).min(128);
-    let chunk_len = PARTITION_ROUND
-        .min(keys.len())
-        .div_ceil(chunks_per_round)
-        .max(1);
-    let cap = chunk_len / parts + chunk_len / (4 * parts) + 8;
-    let mut buckets: Vec<Vec<Vec<u64>>> = (0..chunks_per_round)
-        .map(|_| (0..parts).map(|_| Vec::with_capacity(cap)).collect())
+    let round = keys.len().min((bytes / 8).max(PARTITION_MIN_ROUND));
+    let chunk_len = round.div_ceil(chunks_per_round).max(1);
+    let cap = chunk_len / parts + chunk_len / (4 * parts) + 16;
+    let mut scatters: Vec<Scatter> = (0..chunks_per_round)
+        .map(|_| Scatter::new(parts, cap))
         .collect();
     for round in keys.chunks(chunk_len * chunks_per_round) {
         round
             .par_chunks(chunk_len)
-            .zip(buckets.par_iter_mut())
-            .for_each(|(chunk, out)| {
-                out.iter_mut().for_each(Vec::clear);
+            .zip(scatters.par_iter_mut())
+            .for_each(|(chunk, sc)| {
+                sc.clear();
                 for key in chunk {
                     let h = crate::hash::hash_one(hasher, key);
-                    out[part_of(L::block_index(h, total))].push(h);
+                    sc.push(L::block_index(h, total) >> shift, h);
                 }
             });
-        let used = round.len().div_ceil(chunk_len);
+        let used = &scatters[..round.len().div_ceil(chunk_len)];
         let mut ranges: Vec<(usize, &mut [L::Block])> = Vec::with_capacity(parts);
         let mut rest = &mut *blocks;
         for r in 0..parts {
-            let len = start_of(r + 1) - start_of(r);
-            let (head, tail) = rest.split_at_mut(len);
+            let (head, tail) = rest.split_at_mut(start_of(r + 1) - start_of(r));
             ranges.push((r, head));
             rest = tail;
         }
         ranges.into_par_iter().for_each(|(r, range)| {
-            for chunk in &buckets[..used] {
-                let src = Hashes(&chunk[r]);
+            for sc in used {
+                let src = Hashes(sc.part(r));
                 d_insert_batch::<L, Hashes<'_>>(backend, range, start_of(r), total, k, &src);
             }
         });
+        for sc in used {
+            d_insert_batch::<L, Hashes<'_>>(backend, blocks, 0, total, k, &Hashes(&sc.overflow));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_keeps_every_hash_in_its_part_or_the_overflow() {
+        let mut sc = Scatter::new(3, 4);
+        for round in 0..2u64 {
+            sc.clear();
+            // Part 1 gets 7 hashes (3 overflow), part 2 gets 4 (exactly full), part 0 none.
+            for i in 0..7 {
+                sc.push(1, 100 * round + i);
+            }
+            for i in 0..4 {
+                sc.push(2, 1000 + 100 * round + i);
+            }
+            let r = 100 * round;
+            assert!(sc.part(0).is_empty());
+            assert_eq!(sc.part(1), &[r, r + 1, r + 2, r + 3]);
+            assert_eq!(sc.part(2), &[1000 + r, 1001 + r, 1002 + r, 1003 + r]);
+            assert_eq!(sc.overflow, vec![r + 4, r + 5, r + 6]);
+        }
     }
 }
