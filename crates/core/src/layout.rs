@@ -27,6 +27,10 @@ pub(crate) trait Layout: 'static {
     const MAX_HASHES: u32;
     /// Largest number of blocks the block-index reduction can address.
     const MAX_BLOCKS: u64;
+    /// Whether batch inserts into an out-of-cache filter hash and prefetch in groups
+    /// rather than one key per probe (see `raw::insert_batch`): pays where building the
+    /// insert mask is long (blocked), not where it is a few instructions (split-block).
+    const GROUPED_INSERT: bool;
 
     /// Block index of `hash` in a filter of `num_blocks` blocks.
     fn block_index(hash: u64, num_blocks: usize) -> usize;
@@ -149,6 +153,7 @@ impl Layout for Blocked512 {
     type Block = Block512;
     type AtomicBlock = AtomicBlock512;
     const BLOCK_BITS: u32 = 512;
+    const GROUPED_INSERT: bool = true;
     const MIN_HASHES: u32 = 1;
     const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
     // Bounded by the address space (64-byte blocks) and by `num_bits() = blocks * 512`
@@ -251,6 +256,7 @@ impl Layout for Split256 {
     type Block = Block256;
     type AtomicBlock = AtomicBlock256;
     const BLOCK_BITS: u32 = 256;
+    const GROUPED_INSERT: bool = false;
     // One bit per word of eight: k is always 8.
     const MIN_HASHES: u32 = 8;
     const MAX_HASHES: u32 = 8;

@@ -147,6 +147,9 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
     }
 }
 
+/// Filter size from which blocked batch inserts take the grouped pipeline.
+const GROUPED_INSERT_MIN_BYTES: usize = 16 << 20;
+
 /// Pipelined batch insert (see [`contains_batch`]) into `blocks`, which are blocks
 /// `first..first + blocks.len()` of a filter of `total` blocks; every hash must map into
 /// that range (the whole filter: `first = 0, total = blocks.len()`).
@@ -165,6 +168,37 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
         let b = L::block_index(h, total) - first;
         prefetch(&blocks[b]);
         *slot = (b, h as u32);
+    }
+    // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
+    // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
+    // reuse their ring slots. Interleaving one prefetch per insert leaves each stalled
+    // prefetch with only ~2 inserts' worth of work behind it in the reorder buffer. On a
+    // Zen 3 VM the grouped form measured 14.1-18.9 against 16.2-25.6 ns/key (100M keys,
+    // 125 MB, nine interleaved runs), the same at 37.5 MB, and ~7 % slower on a 1.2 MB
+    // filter (8.6 against 8.1), hence the size gate. Split-block inserts (a few
+    // instructions) showed no gain.
+    const GROUP: usize = PREFETCH_AHEAD / 2;
+    let bytes = blocks
+        .len()
+        .saturating_mul(core::mem::size_of::<L::Block>());
+    if L::GROUPED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
+        let mut i = 0;
+        while i < n {
+            let end = (i + GROUP).min(n);
+            for j in i..end {
+                let (b, h32) = ring[j % PREFETCH_AHEAD];
+                // SAFETY: forwarded contract.
+                unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
+            }
+            for j in i..end.min(n.saturating_sub(PREFETCH_AHEAD)) {
+                let h = src.hash_at(j + PREFETCH_AHEAD);
+                let next = L::block_index(h, total) - first;
+                prefetch(&blocks[next]);
+                ring[j % PREFETCH_AHEAD] = (next, h as u32);
+            }
+            i = end;
+        }
+        return;
     }
     for i in 0..n {
         let slot = i % PREFETCH_AHEAD;

@@ -769,3 +769,30 @@ fn filter_trait_is_generic_over_every_filter() {
         .unwrap();
     exercise(&mut ast);
 }
+
+/// Filters of 16 MiB and more take the grouped batch-insert pipeline on the blocked
+/// layout: every batch length around its group and ring sizes (16, 32) matches single
+/// inserts, on every backend.
+#[test]
+fn large_blocked_batch_insert_matches_single_calls() {
+    let bits = 1u64 << 27; // 16 MiB
+    let keys = SplitMix64(4242).keys(300);
+    for backend in Backend::available() {
+        for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 257, 300] {
+            let mut batch = blocked(bits, 7, backend);
+            batch.insert_batch(&keys[..len]);
+            let mut single = blocked(bits, 7, backend);
+            for k in &keys[..len] {
+                single.insert(k);
+            }
+            assert!(batch == single, "{} len {len}", backend.name());
+            let mut hashed = blocked(bits, 7, backend);
+            let hashes: Vec<u64> = keys[..len]
+                .iter()
+                .map(|k| hashed.hasher().hash_one(k))
+                .collect();
+            hashed.insert_hash_batch(&hashes);
+            assert!(hashed == single, "{} hashes, len {len}", backend.name());
+        }
+    }
+}
