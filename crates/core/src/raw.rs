@@ -567,12 +567,16 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
     let parts = total.div_ceil(1 << shift);
     let start_of = |r: usize| (r << shift).min(total);
     // Two chunks per worker per round for balance; the buffers (one set per chunk,
-    // ~1.25 x 8 bytes per key of a round) are allocated once and reused every round.
+    // ~1.25 x 8 bytes per key of a round) are allocated once per call and reused every
+    // round.
     let chunks_per_round = (threads * 2).min(128);
     let round = keys.len().min((bytes / 8).max(PARTITION_MIN_ROUND));
     let chunk_len = round.div_ceil(chunks_per_round).max(1);
     let cap = chunk_len / parts + chunk_len / (4 * parts) + 16;
+    // Allocated (and first touched) by the workers: page faults on ~1.25x the filter's
+    // size cost as much as a pass over it, so they are spread over the threads too.
     let mut scatters: Vec<Scatter> = (0..chunks_per_round)
+        .into_par_iter()
         .map(|_| Scatter::new(parts, cap))
         .collect();
     for round in keys.chunks(chunk_len * chunks_per_round) {
