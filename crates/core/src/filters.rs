@@ -167,8 +167,10 @@ macro_rules! block_filters {
             /// into per-range buffers, then each thread inserts whole ranges with plain
             /// stores while the range sits in its cache (no atomic read-modify-writes,
             /// which cost ~20 cycles each, and no random DRAM access per key). The result is
-            /// bit-identical to a sequential build. The buffers hold one round of hashes:
-            /// about 1.25x the filter's size, at least ~40 MiB, allocated per call. Filters
+            /// bit-identical to a sequential build. The buffers hold one round of hashes,
+            /// ~10 bytes per key of a round (one key per 8 bytes of filter, at least 2^22,
+            /// at most the batch): up to ~1.25x the filter's size or ~40 MiB, whichever is
+            /// larger, allocated per call. Filters
             /// under 8 MiB, batches under 2^20 keys and one-thread pools take the pipelined
             /// [`insert_batch`](Self::insert_batch) on the calling thread instead: there
             /// partitioning costs more than it saves.
