@@ -170,10 +170,9 @@ macro_rules! block_filters {
             /// bit-identical to a sequential build. The buffers hold one round of hashes,
             /// ~10 bytes per key of a round (one key per 8 bytes of filter, at least 2^22,
             /// at most the batch): up to ~1.25x the filter's size or ~40 MiB, whichever is
-            /// larger, allocated per call. Filters
-            /// under 8 MiB, batches under 2^20 keys and one-thread pools take the pipelined
-            /// [`insert_batch`](Self::insert_batch) on the calling thread instead: there
-            /// partitioning costs more than it saves.
+            /// larger, allocated per call. Filters under 8 MiB, batches under 2^20 keys and
+            /// one-thread pools take the pipelined [`insert_batch`](Self::insert_batch) on
+            /// the calling thread instead: there partitioning costs more than it saves.
             pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
             where
                 S: Sync,
