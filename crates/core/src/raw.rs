@@ -173,7 +173,7 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
     // reuse their ring slots. Interleaving one prefetch per insert leaves each stalled
     // prefetch with only ~2 inserts' worth of work behind it in the reorder buffer. On a
-    // Zen 3 VM the grouped form measured 14.1-18.9 against 16.2-25.6 ns/key (100M keys,
+    // Zen 3 VM the grouped form measured 14.4-18.9 against 16.2-25.6 ns/key (100M keys,
     // 125 MB, nine interleaved runs), the same at 37.5 MB, and ~7 % slower on a 1.2 MB
     // filter (8.6 against 8.1), hence the size gate. Split-block inserts (a few
     // instructions) showed no gain.
