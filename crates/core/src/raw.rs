@@ -162,12 +162,16 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     src: &H,
 ) {
     let n = src.len();
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+    // Item `i`'s block (relative to `first`), prefetched, and the hash's low half.
+    let ahead = |blocks: &[L::Block], i: usize| {
         let h = src.hash_at(i);
         let b = L::block_index(h, total) - first;
         prefetch(&blocks[b]);
-        *slot = (b, h as u32);
+        (b, h as u32)
+    };
+    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = ahead(blocks, i);
     }
     // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
@@ -191,10 +195,7 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
                 unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
             }
             for j in i..end.min(n.saturating_sub(PREFETCH_AHEAD)) {
-                let h = src.hash_at(j + PREFETCH_AHEAD);
-                let next = L::block_index(h, total) - first;
-                prefetch(&blocks[next]);
-                ring[j % PREFETCH_AHEAD] = (next, h as u32);
+                ring[j % PREFETCH_AHEAD] = ahead(blocks, j + PREFETCH_AHEAD);
             }
             i = end;
         }
@@ -204,10 +205,7 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
         let slot = i % PREFETCH_AHEAD;
         let (b, h32) = ring[slot];
         if i + PREFETCH_AHEAD < n {
-            let h = src.hash_at(i + PREFETCH_AHEAD);
-            let next = L::block_index(h, total) - first;
-            prefetch(&blocks[next]);
-            ring[slot] = (next, h as u32);
+            ring[slot] = ahead(blocks, i + PREFETCH_AHEAD);
         }
         // SAFETY: forwarded contract.
         unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
