@@ -224,24 +224,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut plain_split = Vec::new();
     for threads in [1, 2] {
         let pool = pinned_pool(threads)?;
-        let (t, f) = measure_with(0, REPS, n, CpuClock::Process, empty_blocked(bits), |f| {
-            pool.install(|| f.par_insert_batch(&w.members));
-            Ok(())
-        })?;
-        check("blocked par_insert_batch", f == blocked)?;
-        plain.push(t.ns_per_key);
-        let (t, f) = measure_with(0, REPS, n, CpuClock::Process, empty_atomic(bits), |f| {
-            pool.install(|| f.par_insert_batch(&w.members));
-            Ok(())
-        })?;
-        check("atomic par_insert_batch", f.into_inner() == blocked)?;
-        atomic.push(t.ns_per_key);
-        let (t, f) = measure_with(0, REPS, n, CpuClock::Process, empty, |f| {
-            pool.install(|| f.par_insert_batch(&w.members));
-            Ok(())
-        })?;
-        check("split-block par_insert_batch", f == split)?;
-        plain_split.push(t.ns_per_key);
+        let members = &w.members[..];
+        plain.push(bulk(
+            &pool,
+            n,
+            "blocked par_insert_batch",
+            empty_blocked(bits),
+            |f| f.par_insert_batch(members),
+            |f| f == blocked,
+        )?);
+        atomic.push(bulk(
+            &pool,
+            n,
+            "atomic par_insert_batch",
+            empty_atomic(bits),
+            |f| f.par_insert_batch(members),
+            |f| f.into_inner() == blocked,
+        )?);
+        plain_split.push(bulk(
+            &pool,
+            n,
+            "split-block par_insert_batch",
+            empty,
+            |f| f.par_insert_batch(members),
+            |f| f == split,
+        )?);
     }
     for (name, v) in [
         (
@@ -262,6 +269,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// Median ns/key of `REPS` loads of `n` keys (`load`, run on `pool`) into a fresh filter
+/// from `empty`; the last filter must pass `same` (equal to the sequential build).
+fn bulk<F: Send>(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    name: &str,
+    empty: impl FnMut() -> Result<F, BenchError>,
+    load: impl Fn(&mut F) + Sync,
+    same: impl FnOnce(F) -> bool,
+) -> Result<f64, BenchError> {
+    let (t, f) = measure_with(0, REPS, n, CpuClock::Process, empty, |f| {
+        pool.install(|| load(f));
+        Ok(())
+    })?;
+    check(name, same(f))?;
+    Ok(t.ns_per_key)
 }
 
 fn empty_blocked(bits: u64) -> impl FnMut() -> Result<BlockedBloomFilter, BenchError> {
