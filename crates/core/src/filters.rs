@@ -173,6 +173,10 @@ macro_rules! block_filters {
             /// larger, allocated per call. Filters under 8 MiB, batches under 2^20 keys and
             /// one-thread pools take the pipelined [`insert_batch`](Self::insert_batch) on
             /// the calling thread instead: there partitioning costs more than it saves.
+            ///
+            /// # Panics
+            /// If those buffers cannot be allocated (out of memory), like a `Vec` that
+            /// cannot grow; the filter then holds a subset of `keys`.
             pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
             where
                 S: Sync,

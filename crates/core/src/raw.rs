@@ -496,11 +496,11 @@ struct Scatter {
 }
 
 impl Scatter {
+    /// # Panics
+    /// If the buffer cannot be allocated (as `Vec::with_capacity` would).
     fn new(parts: usize, cap: usize) -> Scatter {
-        let n = parts * cap;
-        let mut buf = Vec::with_capacity(n);
-        crate::memory::advise_huge_pages(buf.spare_capacity_mut());
-        buf.resize(n, 0);
+        let buf = crate::memory::try_vec_filled(parts * cap, 0u64)
+            .expect("allocating the partitioned build's buffers");
         Scatter {
             buf,
             cap,

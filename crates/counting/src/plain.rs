@@ -113,13 +113,11 @@ pub(crate) fn alloc_lines(n: u64) -> Result<Box<[CounterLine]>, CountingError> {
         .into());
     }
     let n = n as usize;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
+    let v = bloomforge_core::memory::try_vec_filled(n, CounterLine::ZERO).map_err(|_| {
+        Error::AllocationFailed {
             bytes: n.saturating_mul(64),
-        })?;
-    bloomforge_core::memory::advise_huge_pages(v.spare_capacity_mut());
-    v.resize(n, CounterLine::ZERO);
+        }
+    })?;
     Ok(v.into_boxed_slice())
 }
 

@@ -222,12 +222,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let backend = Backend::detect();
         let route = route_of(kernel_is_avx2(backend), perm.pow2, &geo);
         let bytes = geo.table_bytes() + SLACK;
-        let mut table = Vec::new();
-        table
-            .try_reserve_exact(bytes)
+        let table = bloomforge_core::memory::try_vec_filled(bytes, 0u8)
             .map_err(|_| bloomforge_core::Error::AllocationFailed { bytes })?;
-        bloomforge_core::memory::advise_huge_pages(table.spare_capacity_mut());
-        table.resize(bytes, 0u8);
         Ok(Self {
             geo,
             perm,
