@@ -65,6 +65,28 @@ pub enum FilterKind {
     CountingStandard = 5,
     /// `bloomforge_dleft::DLeftCountingBloomFilter`.
     DLeft = 6,
+    /// `bloomforge_bitmap::Bitmap` (one bit per value of `0..n`).
+    Bitmap = 7,
+    /// `bloomforge_bitmap::TwoBitmap` (two bits per value: never / once / many).
+    TwoBitmap = 8,
+    /// `bloomforge_cuckoo::CuckooFilter`.
+    Cuckoo = 9,
+    /// `bloomforge_stream::ScalableBloomFilter` (a stack of slices).
+    Scalable = 10,
+    /// `bloomforge_stream::StableBloomFilter`.
+    Stable = 11,
+    /// `bloomforge_stream::AttenuatedBloomFilter`.
+    Attenuated = 12,
+    /// `bloomforge_retrieval::BloomierFilter`.
+    Bloomier = 13,
+    /// `bloomforge_retrieval::XorFilter`.
+    Xor = 14,
+    /// `bloomforge_retrieval::BinaryFuseFilter`.
+    BinaryFuse = 15,
+    /// `bloomforge_retrieval::CompactApproximator`.
+    CompactApproximator = 16,
+    /// `bloomforge_retrieval::Iblt` (invertible Bloom lookup table).
+    Iblt = 17,
 }
 
 /// Which hash function a serialized filter was built with.
@@ -211,6 +233,17 @@ impl Header {
             4 => FilterKind::CountingBlocked,
             5 => FilterKind::CountingStandard,
             6 => FilterKind::DLeft,
+            7 => FilterKind::Bitmap,
+            8 => FilterKind::TwoBitmap,
+            9 => FilterKind::Cuckoo,
+            10 => FilterKind::Scalable,
+            11 => FilterKind::Stable,
+            12 => FilterKind::Attenuated,
+            13 => FilterKind::Bloomier,
+            14 => FilterKind::Xor,
+            15 => FilterKind::BinaryFuse,
+            16 => FilterKind::CompactApproximator,
+            17 => FilterKind::Iblt,
             _ => return Err(corrupt("unknown filter kind")),
         };
         let algorithm = match bytes[7] {

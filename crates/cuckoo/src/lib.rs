@@ -1,0 +1,3 @@
+//! # bloomforge-cuckoo
+//!
+//! Cuckoo filter: deletable membership with SIMD bucket matching.
