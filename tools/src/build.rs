@@ -1,0 +1,220 @@
+//! `build`: a filter from keys, streamed.
+//!
+//! Pass 1 (only without `--expected`) estimates the number of distinct keys with a
+//! HyperLogLog sketch; the filter is sized for the estimate plus three standard errors.
+//! Keys from stdin are then spooled to a temporary file during pass 1 (in `--temp-dir`,
+//! removed at the end, on error and on Ctrl-C) so pass 2 can read them again; give
+//! `--expected` to stream stdin once with no temporary file. Pass 2 inserts block by block
+//! (see [`AnyFilter::insert_block`]). Resident memory: the filter, plus at most one input
+//! block (`input::BLOCK_BYTES` = 8 MiB and the longest line, and 16 bytes of index and 8
+//! of hash per key, at most 2^18 keys: under 16 MiB in all for lines under 4 MiB), plus
+//! the 16 KiB sketch.
+
+use crate::cleanup::TempDir;
+use crate::error::{CliError, Result};
+use crate::filter::{AnyFilter, Kind, Sizing};
+use crate::hll::Hll;
+use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::output::write_filter;
+use crate::progress::{note, Progress};
+use rayon::prelude::*;
+use std::ffi::OsString;
+use std::hash::BuildHasher;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Build a filter from keys (one per line; files, `-` or nothing for stdin).
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  bloomforge build urls.txt -o urls.bloom --fp 0.001\n  \
+    zcat log.gz | cut -f3 | bloomforge build -o ips.bloom --expected 50000000\n  \
+    bloomforge build a.txt b.txt -o ab.bloom --kind counting --bits-per-key 12"
+)]
+pub(crate) struct Args {
+    /// Key files (`-`: stdin; none: stdin).
+    #[arg(value_name = "KEYS")]
+    keys: Vec<OsString>,
+    /// Old spelling of a KEYS file.
+    #[arg(long = "keys", hide = true, value_name = "FILE")]
+    keys_opt: Vec<OsString>,
+    /// The filter file to write (replaced atomically).
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILTER")]
+    output: PathBuf,
+    /// Target false-positive rate at the expected number of keys.
+    #[arg(long, value_name = "P", conflicts_with = "bits_per_key")]
+    fp: Option<f64>,
+    /// Size as this many bits per expected key instead (blocked, split, standard).
+    #[arg(long, value_name = "B")]
+    bits_per_key: Option<f64>,
+    /// Number of distinct keys to size for (default: estimated in a first pass).
+    #[arg(long, alias = "items", value_name = "N")]
+    expected: Option<u64>,
+    /// Filter kind.
+    #[arg(long, alias = "layout", value_enum, default_value = "blocked")]
+    kind: Kind,
+    /// Hash seed (filters merge only when built with the same seed).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Where stdin is spooled when --expected is not given (default: the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+    #[command(flatten)]
+    key_options: KeyOptions,
+}
+
+/// Pass 1: the distinct-key estimate over all `sources`; stdin is spooled into `spool`
+/// and replaced by the spool file in `sources`.
+fn estimate_distinct(
+    sources: &mut [Source],
+    opts: KeyOptions,
+    seed: u64,
+    temp_dir: Option<&std::path::Path>,
+    spool_dir: &mut Option<TempDir>,
+) -> Result<f64> {
+    let hasher = bloomforge_core::DefaultHasher::with_seed(seed);
+    let mut sketch = Hll::new();
+    for source in sources.iter_mut() {
+        let progress = Progress::bytes(&format!("counting {}", source.name()), source.size()?);
+        let mut reader = LineReader::open(source, opts.keep_empty, progress.clone())?;
+        let mut spool = None;
+        if *source == Source::Stdin {
+            let dir = TempDir::new(temp_dir)?;
+            let path = dir.path().join("stdin");
+            let f = std::fs::File::create(&path).map_err(|e| CliError::io(&path, e))?;
+            spool = Some((path, std::io::BufWriter::with_capacity(1 << 20, f)));
+            *spool_dir = Some(dir);
+        }
+        let mut block = Block::default();
+        while reader.next_block(&mut block)? {
+            let part = block
+                .spans()
+                .par_chunks(8192)
+                .fold(Hll::new, |mut s, spans| {
+                    for &sp in spans {
+                        s.add(hasher.hash_one(block.span(sp)));
+                    }
+                    s
+                })
+                .reduce(Hll::new, |mut a, b| {
+                    a.merge(&b);
+                    a
+                });
+            sketch.merge(&part);
+            if let Some((path, w)) = spool.as_mut() {
+                for key in block.keys() {
+                    w.write_all(key)
+                        .and_then(|()| w.write_all(b"\n"))
+                        .map_err(|e| spool_error(path, e))?;
+                }
+            }
+        }
+        progress.finish();
+        if let Some((path, mut w)) = spool {
+            w.flush().map_err(|e| spool_error(&path, e))?;
+            *source = Source::File(path);
+        }
+    }
+    Ok(sketch.estimate())
+}
+
+fn spool_error(path: &std::path::Path, e: std::io::Error) -> CliError {
+    if crate::error::is_disk_full(&e) {
+        CliError::Msg(format!(
+            "temp dir full while spooling stdin to {} (give --expected to read stdin once)",
+            path.display()
+        ))
+    } else {
+        CliError::io(path, e)
+    }
+}
+
+/// Runs `build`.
+pub(crate) fn run(args: Args) -> Result<()> {
+    let mut names = args.keys.clone();
+    names.extend(args.keys_opt.iter().cloned());
+    let mut sources = Source::list(&names);
+    let sizing = match args.bits_per_key {
+        Some(b) => Sizing::BitsPerKey(b),
+        None => Sizing::FalsePos(args.fp.unwrap_or(0.01)),
+    };
+    // Refuse bad parameters before reading anything.
+    AnyFilter::create(args.kind, 1, sizing, args.seed)?;
+    if let Some(parent) = args.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(CliError::at(
+                args.output.display(),
+                "its directory does not exist",
+            ));
+        }
+    }
+    if args.expected == Some(0) {
+        return Err("--expected must be at least 1".into());
+    }
+    let opts = args.key_options;
+    let mut spool_dir = None;
+    let (items, estimated) = match args.expected {
+        Some(n) => (n, None),
+        None => {
+            let d = estimate_distinct(
+                &mut sources,
+                opts,
+                args.seed,
+                args.temp_dir.as_deref(),
+                &mut spool_dir,
+            )?;
+            let n = (d * (1.0 + 3.0 * Hll::REL_ERROR)).ceil().max(1.0) as u64;
+            (n, Some(d))
+        }
+    };
+    let mut filter = AnyFilter::create(args.kind, items, sizing, args.seed)?;
+    let mut keys = 0u64;
+    for source in &sources {
+        let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);
+        let mut reader = LineReader::open(source, opts.keep_empty, progress.clone())?;
+        let mut block = Block::default();
+        while reader.next_block(&mut block)? {
+            filter.insert_block(&block, reader.name())?;
+            keys += block.len() as u64;
+        }
+        progress.finish();
+    }
+    drop(spool_dir);
+    let distinct = filter.estimated_len();
+    let fp = filter.expected_false_pos();
+    // The fill-based estimate is within a few percent at the design load: 10 % over is
+    // an overfilled filter, not noise.
+    if args.expected.is_some() && distinct > items as f64 * 1.1 {
+        if fp >= 0.5 {
+            return Err(CliError::Msg(format!(
+                "--expected {items} is far too small: the filter holds about {distinct:.0} \
+                 distinct keys and would answer 'maybe' to {:.0} % of absent keys; nothing \
+                 written (omit --expected to size from the data)",
+                fp * 100.0
+            )));
+        }
+        eprintln!(
+            "bloomforge: warning: {} holds about {distinct:.0} distinct keys, more than \
+             --expected {items}: its false-positive rate is about {fp:.3e}{}",
+            args.output.display(),
+            match sizing {
+                Sizing::FalsePos(p) => format!(", not the {p} it was sized for"),
+                Sizing::BitsPerKey(_) => String::new(),
+            }
+        );
+    }
+    write_filter(&args.output, &filter)?;
+    let bits = filter.memory_bits();
+    note!(
+        "{} filter: {keys} keys ({} distinct), {bits} bits ({:.2} bits/key), {}, expected FP \
+         {fp:.3e} -> {}",
+        filter.name(),
+        match estimated {
+            Some(d) => format!("~{d:.0} estimated"),
+            None => format!("~{distinct:.0}"),
+        },
+        bits as f64 / distinct.max(1.0),
+        filter.shape(),
+        args.output.display()
+    );
+    Ok(())
+}

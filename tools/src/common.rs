@@ -1,0 +1,724 @@
+//! `common`: the lines present in every one of n files, within a memory budget.
+//!
+//! **Approximate** (default): a blocked Bloom filter of every file but the largest,
+//! sized from the budget in proportion to each file's distinct-line count (a HyperLogLog
+//! pass per file); the largest file is streamed through them all and every line that
+//! passes is printed (each occurrence: pipe through `sort -u` to deduplicate). A line
+//! missing from file `i` passes filter `i` with probability `f_i`, printed on stderr.
+//!
+//! **Exact** (`--exact`): partitioning, made cheaper by a filter.
+//! 1. The smallest file is streamed once: each line goes into a blocked filter (the whole
+//!    budget) and, by its hash, into one of P partition files in a temporary directory.
+//! 2. Every other file is streamed: lines the filter rejects are surely not common and
+//!    are dropped (most non-common lines never reach the disk); the rest are partitioned
+//!    the same way. The filter is then freed.
+//! 3. Partition by partition, the smallest file's lines go into a hash set (an arena of
+//!    distinct lines plus a 33-byte-per-line index) and every other file's lines mark
+//!    the entries they hit; entries marked by every file are printed, once each.
+//!
+//! P is chosen so that a partition's set fits the budget; a partition that does not
+//! (skew, or an estimate too low) is split again by other hash bits, recursively. Records
+//! are `[len u32][file u8][bytes]`, so any byte (CR, NUL, invalid UTF-8) round-trips.
+//! Temporary files are removed on success, on error and on Ctrl-C. Resident memory: the
+//! budget (filter, then set) plus one input block (< 16 MiB), the partition writers'
+//! buffers (at most 16 MiB in all) and a 1 MiB read buffer.
+
+use crate::cleanup::TempDir;
+use crate::error::{is_disk_full, CliError, Result};
+use crate::filter::{blocked_best_k, AnyFilter};
+use crate::hll::Hll;
+use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::progress::{note, Progress};
+use bloomforge_core::hash::fast_range64;
+use bloomforge_core::BlockedBloomFilter;
+use rayon::prelude::*;
+use std::fs::File;
+use std::hash::BuildHasher;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Print the lines present in every file, approximately or --exact, within --memory.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  bloomforge common a.txt b.txt --exact --memory 4G -o common.txt\n  \
+    bloomforge common a.txt b.txt c.txt --memory 512M     # approximate: false positives possible\n  \
+    bloomforge common a.txt b.txt --exact --memory 64M --temp-dir /scratch -v"
+)]
+pub(crate) struct Args {
+    /// Two or more files (regular files: they are read more than once).
+    #[arg(value_name = "FILE", num_args = 2.., required = true)]
+    files: Vec<PathBuf>,
+    /// Memory budget for the filters (approximate) or the filter and then the hash set
+    /// (exact): 512M, 4G, 4GiB... Resident memory stays within it plus ~40 MiB of buffers.
+    #[arg(long, default_value = "1G", value_parser = crate::size::parse_size, value_name = "SIZE")]
+    memory: u64,
+    /// Exact answer (partitioning through temporary files), each common line once.
+    #[arg(long)]
+    exact: bool,
+    /// Directory for the temporary partition files (default: the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+    /// Approximate mode: size each filter for this false-positive rate instead of from
+    /// the budget (refused if that needs more than --memory).
+    #[arg(long, value_name = "P")]
+    fp: Option<f64>,
+    /// Write the common lines here (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Number of first-level partitions (default: from the file sizes and --memory).
+    #[arg(long, hide = true)]
+    partitions: Option<usize>,
+    /// Hash seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[command(flatten)]
+    key_options: KeyOptions,
+}
+
+/// Runs `common`.
+pub(crate) fn run(args: Args) -> Result<()> {
+    if args.files.len() > 255 {
+        return Err("common takes at most 255 files".into());
+    }
+    let mut files = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        let source = Source::File(f.clone());
+        match source.size()? {
+            Some(size) => files.push((f.clone(), size)),
+            None => {
+                return Err(CliError::at(
+                    f.display(),
+                    "not a regular file (common reads its files more than once)",
+                ))
+            }
+        }
+    }
+    with_output(args.output.as_deref(), |out| {
+        if args.exact {
+            exact(&args, files, out)
+        } else {
+            approximate(&args, files, out)
+        }
+    })
+}
+
+/// Runs `f` with stdout, or with a temporary file renamed to `path` only on success.
+fn with_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    match path {
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            f(&mut w)?;
+            w.flush().map_err(|e| CliError::io("stdout", e))
+        }
+        Some(path) => {
+            let mut inner = Ok(());
+            let r = crate::output::write_file(path, |file| {
+                let mut w = BufWriter::with_capacity(1 << 20, file);
+                inner = f(&mut w);
+                if inner.is_err() {
+                    return Err(std::io::Error::other("aborted"));
+                }
+                w.flush()
+            });
+            inner?;
+            r
+        }
+    }
+}
+
+fn out_err(e: std::io::Error) -> CliError {
+    CliError::io("output", e)
+}
+
+fn hasher(seed: u64) -> bloomforge_core::DefaultHasher {
+    bloomforge_core::DefaultHasher::with_seed(seed)
+}
+
+/// A block's line hashes (the filters' hash), in parallel.
+fn hash_block(block: &Block, seed: u64) -> Vec<u64> {
+    let h = hasher(seed);
+    let mut out = vec![0u64; block.len()];
+    out.par_chunks_mut(8192)
+        .zip(block.spans().par_chunks(8192))
+        .for_each(|(o, s)| {
+            for (x, &sp) in o.iter_mut().zip(s) {
+                *x = h.hash_one(block.span(sp));
+            }
+        });
+    out
+}
+
+/// Distinct-line estimate of a file (one pass).
+fn distinct(path: &Path, opts: KeyOptions, seed: u64, size: u64) -> Result<f64> {
+    let progress = Progress::bytes(&format!("counting {}", path.display()), Some(size));
+    let mut reader = LineReader::open(
+        &Source::File(path.to_path_buf()),
+        opts.keep_empty,
+        progress.clone(),
+    )?;
+    let mut sketch = Hll::new();
+    let mut block = Block::default();
+    while reader.next_block(&mut block)? {
+        for h in hash_block(&block, seed) {
+            sketch.add(h);
+        }
+    }
+    progress.finish();
+    Ok(sketch.estimate())
+}
+
+fn new_blocked(bits: u64, distinct: f64, seed: u64) -> Result<BlockedBloomFilter> {
+    let bits = bits.max(512);
+    let k = blocked_best_k(bits as f64 / distinct.max(1.0));
+    BlockedBloomFilter::with_num_bits(bits)
+        .seed(seed)
+        .hashes(k)
+        .map_err(|e| CliError::Msg(format!("filter of {bits} bits: {e}")))
+}
+
+fn approximate(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Result<()> {
+    let opts = args.key_options;
+    // The largest file is streamed (the last of equal sizes).
+    let largest = files
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, (_, s))| (*s, *i))
+        .map(|(i, _)| i)
+        .expect("two files or more");
+    let (stream_path, _) = files.remove(largest);
+    let counts: Vec<f64> = files
+        .iter()
+        .map(|(p, s)| distinct(p, opts, args.seed, *s))
+        .collect::<Result<_>>()?;
+    let total: f64 = counts.iter().sum::<f64>().max(1.0);
+    let budget_bits = args.memory.saturating_mul(8);
+    let mut filters = Vec::with_capacity(files.len());
+    let mut worst = 0.0f64;
+    for ((path, size), &d) in files.iter().zip(&counts) {
+        let bits = match args.fp {
+            Some(p) => {
+                if !(p > 0.0 && p < 1.0) {
+                    return Err("--fp must be between 0 and 1".into());
+                }
+                let (bpk, _) = bloomforge_core::math::blocked512_size(p);
+                (bpk * d.max(1.0)).ceil() as u64
+            }
+            None => (budget_bits as f64 * d / total) as u64,
+        };
+        let mut f = AnyFilter::Blocked(new_blocked(bits, d, args.seed)?);
+        let progress = Progress::bytes(&format!("filtering {}", path.display()), Some(*size));
+        let mut reader = LineReader::open(
+            &Source::File(path.clone()),
+            opts.keep_empty,
+            progress.clone(),
+        )?;
+        let mut block = Block::default();
+        while reader.next_block(&mut block)? {
+            f.insert_block(&block, reader.name())?;
+        }
+        progress.finish();
+        let fp = f.expected_false_pos();
+        worst = worst.max(fp);
+        note!(
+            "{}: ~{d:.0} distinct lines, filter of {} bits ({:.2} bits/line): a line missing from \
+             it passes with probability {fp:.3e}",
+            path.display(),
+            f.memory_bits(),
+            f.memory_bits() as f64 / d.max(1.0)
+        );
+        filters.push(f);
+    }
+    let used: u64 = filters.iter().map(|f| f.memory_bits() / 8).sum();
+    if used > args.memory.max(64) + 64 * filters.len() as u64 {
+        return Err(CliError::Msg(format!(
+            "--fp {} needs {:.1} MB of filters, more than --memory {:.1} MB",
+            args.fp.unwrap_or_default(),
+            used as f64 / 1e6,
+            args.memory as f64 / 1e6
+        )));
+    }
+    note!(
+        "approximate: --memory {:.1} MB buys a false-positive rate of at most {worst:.3e} per \
+         line of {} that is missing from another file (use --exact for an exact answer)",
+        args.memory as f64 / 1e6,
+        stream_path.display()
+    );
+    let size = Source::File(stream_path.clone()).size()?;
+    let progress = Progress::bytes(&format!("streaming {}", stream_path.display()), size);
+    let mut reader = LineReader::open(
+        &Source::File(stream_path),
+        opts.keep_empty,
+        progress.clone(),
+    )?;
+    let mut block = Block::default();
+    let mut printed = 0u64;
+    while reader.next_block(&mut block)? {
+        let hashes = hash_block(&block, args.seed);
+        let mut pass = vec![false; hashes.len()];
+        pass.par_chunks_mut(8192)
+            .zip(hashes.par_chunks(8192))
+            .for_each(|(p, h)| {
+                for (x, &h) in p.iter_mut().zip(h) {
+                    *x = filters.iter().all(|f| f.contains_hash(h));
+                }
+            });
+        for (i, &ok) in pass.iter().enumerate() {
+            if ok {
+                printed += 1;
+                out.write_all(block.key(i))
+                    .and_then(|()| out.write_all(b"\n"))
+                    .map_err(out_err)?;
+            }
+        }
+    }
+    progress.finish();
+    note!("{printed} lines printed");
+    Ok(())
+}
+
+/// Salts of the partition hash per depth (depth 0: first level) and of the set's hash.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+#[inline]
+fn partition_of(hash: u64, depth: u32, parts: usize) -> usize {
+    let salt = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(u64::from(depth) + 1);
+    fast_range64(mix(hash ^ salt), parts as u64) as usize
+}
+
+/// Bytes the pass-3 set needs per line beyond the line's bytes: a 16-byte entry, a state
+/// byte and at most 16 bytes of slots (a power-of-two table at most half full of u32).
+const SET_BYTES_PER_LINE: u64 = 33;
+/// Bytes a record adds to its line in a partition file.
+const RECORD_OVERHEAD: u64 = 5;
+/// Deepest re-split.
+const MAX_DEPTH: u32 = 6;
+
+/// A partition file and what it holds of the smallest file (what its set will need).
+struct Part {
+    path: PathBuf,
+    first_bytes: u64,
+    first_lines: u64,
+    bytes: u64,
+    /// Re-splitting did not shrink it (one line repeated): load it as it is.
+    no_split: bool,
+}
+
+impl Part {
+    fn need(&self) -> u64 {
+        self.first_bytes + self.first_lines * SET_BYTES_PER_LINE
+    }
+}
+
+/// Temp-space accounting and the disk-full message.
+struct Temp {
+    dir: TempDir,
+    live: u64,
+    peak: u64,
+    written: u64,
+    needed_estimate: u64,
+    resplits: u64,
+    largest_set: u64,
+}
+
+impl Temp {
+    fn write_err(&self, path: &Path, e: std::io::Error) -> CliError {
+        if is_disk_full(&e) {
+            CliError::TempFull {
+                needed_gb: self.needed_estimate as f64 / 1e9,
+                dir: self
+                    .dir
+                    .path()
+                    .parent()
+                    .unwrap_or(self.dir.path())
+                    .display()
+                    .to_string(),
+            }
+        } else {
+            CliError::io(path, e)
+        }
+    }
+
+    fn add(&mut self, bytes: u64) {
+        self.live += bytes;
+        self.written += bytes;
+        self.peak = self.peak.max(self.live);
+    }
+
+    fn remove(&mut self, part: &Part) {
+        let _ = std::fs::remove_file(&part.path);
+        self.live -= part.bytes;
+    }
+}
+
+/// Buffered writers of a set of partition files.
+struct Writers {
+    parts: Vec<Part>,
+    writers: Vec<BufWriter<File>>,
+}
+
+impl Writers {
+    fn create(temp: &Temp, prefix: &str, n: usize) -> Result<Self> {
+        // At most 16 MiB of buffers in all.
+        let buf = ((16usize << 20) / n).clamp(4 << 10, 256 << 10);
+        let mut parts = Vec::with_capacity(n);
+        let mut writers = Vec::with_capacity(n);
+        for i in 0..n {
+            let path = temp.dir.path().join(format!("{prefix}-{i}"));
+            let f = File::create(&path).map_err(|e| temp.write_err(&path, e))?;
+            writers.push(BufWriter::with_capacity(buf, f));
+            parts.push(Part {
+                path,
+                first_bytes: 0,
+                first_lines: 0,
+                bytes: 0,
+                no_split: false,
+            });
+        }
+        Ok(Writers { parts, writers })
+    }
+
+    #[inline]
+    fn write(&mut self, temp: &mut Temp, p: usize, tag: u8, line: &[u8]) -> Result<()> {
+        let len = u32::try_from(line.len()).map_err(|_| "line longer than 4 GiB")?;
+        let w = &mut self.writers[p];
+        let r = w
+            .write_all(&len.to_le_bytes())
+            .and_then(|()| w.write_all(&[tag]))
+            .and_then(|()| w.write_all(line));
+        if let Err(e) = r {
+            return Err(temp.write_err(&self.parts[p].path, e));
+        }
+        let n = line.len() as u64 + RECORD_OVERHEAD;
+        let part = &mut self.parts[p];
+        part.bytes += n;
+        if tag == 0 {
+            part.first_bytes += line.len() as u64;
+            part.first_lines += 1;
+        }
+        temp.add(n);
+        Ok(())
+    }
+
+    fn finish(self, temp: &Temp) -> Result<Vec<Part>> {
+        for (w, part) in self.writers.into_iter().zip(&self.parts) {
+            let f = w
+                .into_inner()
+                .map_err(|e| temp.write_err(&part.path, e.into_error()))?;
+            drop(f);
+        }
+        Ok(self.parts)
+    }
+}
+
+/// Reads the records of a partition file.
+struct Records {
+    r: BufReader<File>,
+    path: PathBuf,
+}
+
+impl Records {
+    fn open(path: &Path) -> Result<Self> {
+        let f = File::open(path).map_err(|e| CliError::io(path, e))?;
+        Ok(Records {
+            r: BufReader::with_capacity(1 << 20, f),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The next record into `line`: its tag, or `None` at the end.
+    fn next(&mut self, line: &mut Vec<u8>) -> Result<Option<u8>> {
+        let mut head = [0u8; 5];
+        match self.r.read_exact(&mut head[..1]) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(CliError::io(&self.path, e)),
+        }
+        self.r
+            .read_exact(&mut head[1..])
+            .map_err(|e| CliError::io(&self.path, e))?;
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        line.resize(len, 0);
+        self.r
+            .read_exact(line)
+            .map_err(|e| CliError::io(&self.path, e))?;
+        Ok(Some(head[4]))
+    }
+}
+
+fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Result<()> {
+    let opts = args.key_options;
+    let n = files.len();
+    // Smallest first (stable: ties keep the command-line order).
+    files.sort_by_key(|(_, s)| *s);
+    let (first, first_size) = files[0].clone();
+    let budget = args.memory.max(1 << 16);
+
+    // Sample the first block for the line length: the filter's k and P need the line count.
+    let mut reader = LineReader::open(
+        &Source::File(first.clone()),
+        opts.keep_empty,
+        Progress::hidden(),
+    )?;
+    let mut block = Block::default();
+    let avg_line = if reader.next_block(&mut block)? {
+        (block.data_len() as f64 / block.len() as f64).max(1.0) + 1.0
+    } else {
+        64.0
+    };
+    drop(reader);
+    let est_lines = (first_size as f64 / avg_line).max(1.0);
+    // The filter: the budget, but no more than 24 bits per line.
+    let bits = (budget * 8).min((est_lines * 24.0) as u64);
+    let mut filter = AnyFilter::Blocked(new_blocked(bits, est_lines, args.seed)?);
+    let need_total = first_size + (est_lines * SET_BYTES_PER_LINE as f64) as u64;
+    let parts_n = args
+        .partitions
+        .unwrap_or_else(|| (need_total as f64 * 1.25 / budget as f64).ceil() as usize)
+        .clamp(1, 256);
+    let temp_estimate = (first_size + est_lines as u64 * RECORD_OVERHEAD) * n as u64;
+    let mut temp = Temp {
+        dir: TempDir::new(args.temp_dir.as_deref())?,
+        live: 0,
+        peak: 0,
+        written: 0,
+        needed_estimate: temp_estimate,
+        resplits: 0,
+        largest_set: 0,
+    };
+    let verbose = crate::verbose();
+    if verbose {
+        eprintln!(
+            "common --exact: {n} files; {} ({first_size} bytes, ~{est_lines:.0} lines) is \
+             partitioned into {parts_n} partitions, filter of {} bits; budget {budget} bytes",
+            first.display(),
+            filter.memory_bits()
+        );
+    }
+
+    // Passes 1 and 2.
+    let mut writers = Writers::create(&temp, "p", parts_n)?;
+    for (tag, (path, size)) in files.iter().enumerate() {
+        let progress = Progress::bytes(&format!("partitioning {}", path.display()), Some(*size));
+        let mut reader = LineReader::open(
+            &Source::File(path.clone()),
+            opts.keep_empty,
+            progress.clone(),
+        )?;
+        let (mut lines, mut kept) = (0u64, 0u64);
+        while reader.next_block(&mut block)? {
+            let hashes = hash_block(&block, args.seed);
+            lines += hashes.len() as u64;
+            if tag == 0 {
+                filter
+                    .insert_hashes(&hashes)
+                    .map_err(|(_, e)| CliError::at(path.display(), e))?;
+                for (i, &h) in hashes.iter().enumerate() {
+                    writers.write(&mut temp, partition_of(h, 0, parts_n), 0, block.key(i))?;
+                }
+                kept += hashes.len() as u64;
+            } else {
+                let mut hit = vec![false; hashes.len()];
+                hit.par_chunks_mut(8192)
+                    .zip(hashes.par_chunks(8192))
+                    .for_each(|(o, h)| {
+                        for (x, &h) in o.iter_mut().zip(h) {
+                            *x = filter.contains_hash(h);
+                        }
+                    });
+                for (i, &h) in hashes.iter().enumerate() {
+                    if hit[i] {
+                        kept += 1;
+                        writers.write(
+                            &mut temp,
+                            partition_of(h, 0, parts_n),
+                            tag as u8,
+                            block.key(i),
+                        )?;
+                    }
+                }
+            }
+        }
+        progress.finish();
+        if verbose {
+            eprintln!(
+                "pass {}: {}: {lines} lines, {kept} written to the partitions ({:.1} % dropped by the filter)",
+                if tag == 0 { 1 } else { 2 },
+                path.display(),
+                if lines == 0 { 0.0 } else { 100.0 * (lines - kept) as f64 / lines as f64 }
+            );
+        }
+    }
+    let parts = writers.finish(&temp)?;
+    drop(filter);
+    drop(block);
+
+    // Pass 3.
+    let mut common = 0u64;
+    let progress = Progress::bytes("intersecting", Some(temp.live));
+    let mut stack: Vec<(Part, u32)> = parts.into_iter().rev().map(|p| (p, 0)).collect();
+    while let Some((part, depth)) = stack.pop() {
+        if part.need() > budget && depth < MAX_DEPTH && !part.no_split && part.first_lines > 1 {
+            let subs = resplit(&part, depth + 1, budget, &mut temp)?;
+            temp.remove(&part);
+            progress.inc(0);
+            for s in subs.into_iter().rev() {
+                stack.push((s, depth + 1));
+            }
+            continue;
+        }
+        common += intersect(&part, n, args.seed, out, &mut temp)?;
+        progress.inc(part.bytes);
+        temp.remove(&part);
+    }
+    progress.finish();
+    if verbose {
+        eprintln!(
+            "partitions: {parts_n}, re-splits: {}, temp bytes written: {}, peak temp space: {}, \
+             largest set: {} bytes, common lines: {common}",
+            temp.resplits, temp.written, temp.peak, temp.largest_set
+        );
+    }
+    note!("{common} common lines");
+    Ok(())
+}
+
+/// Splits `part` into sub-partitions by the hash bits of `depth`.
+fn resplit(part: &Part, depth: u32, budget: u64, temp: &mut Temp) -> Result<Vec<Part>> {
+    let q = ((part.need() as f64 * 1.25 / budget as f64).ceil() as usize).clamp(2, 256);
+    temp.resplits += 1;
+    if crate::verbose() {
+        eprintln!(
+            "re-split {} (its set needs {} bytes, over the budget of {budget}) into {q}",
+            part.path.file_name().unwrap_or_default().to_string_lossy(),
+            part.need()
+        );
+    }
+    let prefix = format!(
+        "{}-{depth}",
+        part.path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let mut writers = Writers::create(temp, &prefix, q)?;
+    let mut records = Records::open(&part.path)?;
+    let h = hasher(0x7e51_0000 ^ u64::from(depth));
+    let mut line = Vec::new();
+    while let Some(tag) = records.next(&mut line)? {
+        let p = partition_of(h.hash_one(line.as_slice()), depth, q);
+        writers.write(temp, p, tag, &line)?;
+    }
+    let mut subs = writers.finish(temp)?;
+    for s in &mut subs {
+        // Nothing gained: one line repeated (its set holds it once). Load it whole.
+        if s.first_lines * 20 >= part.first_lines * 19 {
+            s.no_split = true;
+        }
+    }
+    Ok(subs)
+}
+
+/// A set of distinct lines in an arena: open addressing over u32 entry indices.
+struct LineSet {
+    arena: Vec<u8>,
+    /// (hash, offset, len) of each distinct line.
+    entries: Vec<(u64, u32, u32)>,
+    /// How many files (in order) each line was seen in.
+    seen: Vec<u8>,
+    /// Entry index + 1, 0 = empty.
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+impl LineSet {
+    fn with_capacity(lines: u64, bytes: u64) -> Result<Self> {
+        let lines = usize::try_from(lines).map_err(|_| "partition too large")?;
+        let slots = (lines.max(4) * 2).next_power_of_two();
+        if lines >= u32::MAX as usize || bytes >= u32::MAX as u64 {
+            return Err("a partition's lines exceed 4 GiB: give --memory a smaller value or more temp space".into());
+        }
+        Ok(LineSet {
+            arena: Vec::with_capacity(bytes as usize),
+            entries: Vec::with_capacity(lines),
+            seen: Vec::with_capacity(lines),
+            slots: vec![0; slots],
+            mask: slots - 1,
+        })
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.arena.capacity()
+            + self.entries.capacity() * 16
+            + self.seen.capacity()
+            + self.slots.len() * 4) as u64
+    }
+
+    /// The entry holding `line`, if any.
+    #[inline]
+    fn find(&self, hash: u64, line: &[u8]) -> Result<usize, usize> {
+        let mut i = (mix(hash) as usize) & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return Err(i);
+            }
+            let e = (s - 1) as usize;
+            let (h, off, len) = self.entries[e];
+            if h == hash && &self.arena[off as usize..(off + len) as usize] == line {
+                return Ok(e);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn insert(&mut self, hash: u64, line: &[u8]) {
+        if let Err(slot) = self.find(hash, line) {
+            let off = self.arena.len() as u32;
+            self.arena.extend_from_slice(line);
+            self.entries.push((hash, off, line.len() as u32));
+            self.seen.push(1);
+            self.slots[slot] = self.entries.len() as u32;
+        }
+    }
+}
+
+/// The common lines of one partition, printed; returns how many.
+fn intersect(
+    part: &Part,
+    n: usize,
+    seed: u64,
+    out: &mut dyn Write,
+    temp: &mut Temp,
+) -> Result<u64> {
+    let mut set = LineSet::with_capacity(part.first_lines, part.first_bytes)?;
+    temp.largest_set = temp.largest_set.max(set.bytes());
+    let h = hasher(seed ^ 0x5e7);
+    let mut records = Records::open(&part.path)?;
+    let mut line = Vec::new();
+    while let Some(tag) = records.next(&mut line)? {
+        let hash = h.hash_one(line.as_slice());
+        if tag == 0 {
+            set.insert(hash, &line);
+        } else if let Ok(e) = set.find(hash, &line) {
+            // Lines of file `tag` follow those of every earlier file: a line seen in
+            // all `tag` earlier files moves to `tag + 1`; repeats within a file do not.
+            if set.seen[e] == tag {
+                set.seen[e] = tag + 1;
+            }
+        }
+    }
+    let mut count = 0;
+    for (e, &(_, off, len)) in set.entries.iter().enumerate() {
+        if usize::from(set.seen[e]) == n {
+            count += 1;
+            out.write_all(&set.arena[off as usize..(off + len) as usize])
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(out_err)?;
+        }
+    }
+    Ok(count)
+}

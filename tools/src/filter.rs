@@ -1,0 +1,549 @@
+//! Filters of every kind behind one enum: construction from `--kind`, parallel inserts,
+//! reading and writing files, the remove, union and stats used by the commands.
+
+use crate::error::{CliError, Result as CliResult};
+use crate::input::Block;
+use bloomforge_core::format::{FilterKind, Header};
+use bloomforge_core::{
+    AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, AtomicStandardBloomFilter,
+    BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter,
+};
+use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError, COUNTER_MAX};
+use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError, SATURATED};
+use rayon::prelude::*;
+use std::hash::BuildHasher;
+use std::io::Write;
+use std::path::Path;
+
+/// Keys per parallel task when hashing a block.
+const CHUNK: usize = 8192;
+
+/// `--kind`: the filter to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Kind {
+    /// Blocked Bloom filter, 512-bit blocks (the fastest; default).
+    Blocked,
+    /// Split-block Bloom filter (256-bit blocks, 8 probes; Parquet's layout).
+    Split,
+    /// Classic Bloom filter (k probes anywhere; the smallest for a given FP).
+    Standard,
+    /// Counting filter, 4-bit counters in the blocked layout (remove, query --count, export).
+    Counting,
+    /// Counting filter, 4-bit counters in the standard layout.
+    CountingStandard,
+    /// d-left counting filter (remove, query --count; about half a counting filter's size).
+    Dleft,
+}
+
+/// How the filter is sized: a target FP, or a number of bits per key (plain kinds).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Sizing {
+    /// Target false-positive rate at the expected number of keys.
+    FalsePos(f64),
+    /// Bits per expected key (the number of probes chosen for it).
+    BitsPerKey(f64),
+}
+
+/// A filter of any kind.
+pub(crate) enum AnyFilter {
+    /// `blocked`.
+    Blocked(BlockedBloomFilter),
+    /// `split`.
+    Split(SplitBlockBloomFilter),
+    /// `standard`.
+    Standard(StandardBloomFilter),
+    /// Either counter layout (`layout()` tells which).
+    Counting(CountingBloomFilter),
+    /// Boxed: the d-left filter value is several hundred bytes inline.
+    DLeft(Box<DLeftCountingBloomFilter>),
+}
+
+/// The best number of probes for a blocked filter at `bits_per_key` (core's theory).
+pub(crate) fn blocked_best_k(bits_per_key: f64) -> u32 {
+    bloomforge_core::math::best_k(
+        |k| bloomforge_core::math::blocked512_fp(bits_per_key, k),
+        24,
+    )
+    .0
+}
+
+impl AnyFilter {
+    /// A new, empty filter of `kind` for `items` keys.
+    pub(crate) fn create(kind: Kind, items: u64, sizing: Sizing, seed: u64) -> CliResult<Self> {
+        let items = items.max(1);
+        let e = |e: &dyn std::fmt::Display| CliError::Msg(e.to_string());
+        Ok(match (kind, sizing) {
+            (Kind::Blocked, Sizing::FalsePos(p)) => AnyFilter::Blocked(
+                BlockedBloomFilter::with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            ),
+            (Kind::Split, Sizing::FalsePos(p)) => AnyFilter::Split(
+                SplitBlockBloomFilter::with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            ),
+            (Kind::Standard, Sizing::FalsePos(p)) => AnyFilter::Standard(
+                StandardBloomFilter::with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            ),
+            (Kind::Counting, Sizing::FalsePos(p)) => AnyFilter::Counting(
+                CountingBloomFilter::with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            ),
+            (Kind::CountingStandard, Sizing::FalsePos(p)) => AnyFilter::Counting(
+                CountingBloomFilter::standard_with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            ),
+            (Kind::Dleft, Sizing::FalsePos(p)) => AnyFilter::DLeft(Box::new(
+                DLeftCountingBloomFilter::with_false_pos(p)
+                    .seed(seed)
+                    .expected_items(items)
+                    .map_err(|x| e(&x))?,
+            )),
+            (kind, Sizing::BitsPerKey(b)) => {
+                if !(b.is_finite() && b > 0.0 && b <= 1e6) {
+                    return Err("--bits-per-key must be a number above 0".into());
+                }
+                let bits = (b * items as f64).ceil() as u64;
+                match kind {
+                    Kind::Blocked => AnyFilter::Blocked(
+                        BlockedBloomFilter::with_num_bits(bits)
+                            .seed(seed)
+                            .hashes(blocked_best_k(b))
+                            .map_err(|x| e(&x))?,
+                    ),
+                    Kind::Split => AnyFilter::Split(
+                        SplitBlockBloomFilter::with_num_bits(bits)
+                            .seed(seed)
+                            .hashes(8)
+                            .map_err(|x| e(&x))?,
+                    ),
+                    Kind::Standard => {
+                        let k = bloomforge_core::math::std_best_k(b, 30).0;
+                        AnyFilter::Standard(
+                            StandardBloomFilter::with_num_bits(bits)
+                                .seed(seed)
+                                .hashes(k)
+                                .map_err(|x| e(&x))?,
+                        )
+                    }
+                    _ => {
+                        return Err(
+                            "--bits-per-key sizes the plain kinds (blocked, split, standard); \
+                             size counting and d-left filters with --fp"
+                                .into(),
+                        )
+                    }
+                }
+            }
+        })
+    }
+
+    /// Reads a filter file of any kind; a corrupt or truncated file is an error naming it.
+    pub(crate) fn read(path: &Path) -> CliResult<Self> {
+        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+        let name = path.display();
+        let header = Header::parse(&bytes).map_err(|e| CliError::at(&name, e))?;
+        let wrap = |e: bloomforge_core::Error| CliError::at(&name, e);
+        Ok(match header.kind {
+            FilterKind::Blocked512 => {
+                AnyFilter::Blocked(BlockedBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+            }
+            FilterKind::SplitBlock256 => {
+                AnyFilter::Split(SplitBlockBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+            }
+            FilterKind::Standard => {
+                AnyFilter::Standard(StandardBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+            }
+            FilterKind::CountingBlocked | FilterKind::CountingStandard => AnyFilter::Counting(
+                CountingBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+            ),
+            FilterKind::DLeft => AnyFilter::DLeft(Box::new(
+                DLeftCountingBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+            )),
+            other => {
+                return Err(CliError::at(
+                    &name,
+                    format!("filter kind {other:?} is not supported by this tool"),
+                ))
+            }
+        })
+    }
+
+    /// The 64-bit hash the filter probes for `key` (its own hasher and seed).
+    #[inline]
+    pub(crate) fn hash(&self, key: &[u8]) -> u64 {
+        match self {
+            AnyFilter::Blocked(f) => f.hasher().hash_one(key),
+            AnyFilter::Split(f) => f.hasher().hash_one(key),
+            AnyFilter::Standard(f) => f.hasher().hash_one(key),
+            AnyFilter::Counting(f) => f.hasher().hash_one(key),
+            AnyFilter::DLeft(f) => f.hash_key(key),
+        }
+    }
+
+    /// Whether the key of `hash` may be present.
+    #[inline]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        match self {
+            AnyFilter::Blocked(f) => f.contains_hash(hash),
+            AnyFilter::Split(f) => f.contains_hash(hash),
+            AnyFilter::Standard(f) => f.contains_hash(hash),
+            AnyFilter::Counting(f) => f.contains_hash(hash),
+            AnyFilter::DLeft(f) => f.contains_hash(hash),
+        }
+    }
+
+    /// Inserts every key of `block`. Keys are hashed in parallel (rayon, `CHUNK` keys a
+    /// task); the plain filters are then filled in parallel through their atomic twin
+    /// (`fetch_or` per word, bit-identical to a sequential build), the counting filter by
+    /// its pipelined `insert_hash_batch`, the d-left filter key by key (an insert can fail;
+    /// the error names the line). Extra memory: 8 bytes per key of the block.
+    ///
+    /// `par_insert_batch` is not used: its scatter buffers are up to 1.25x the filter per
+    /// call, over the tool's bound of 64 MiB beyond the filter.
+    pub(crate) fn insert_block(&mut self, block: &Block, name: &str) -> CliResult<()> {
+        let hashes = self.hash_block(block);
+        self.insert_hashes(&hashes)
+            .map_err(|(i, e)| CliError::Msg(format!("{name}:{}: {e}", block.line_number(i))))
+    }
+
+    /// Inserts keys by their hashes ([`AnyFilter::hash`]), as [`AnyFilter::insert_block`];
+    /// a failed d-left insert returns the index of its hash and the error.
+    pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) -> Result<(), (usize, String)> {
+        let parallel = rayon::current_num_threads() > 1;
+        match self {
+            AnyFilter::Blocked(f) if parallel => {
+                let a = AtomicBlockedBloomFilter::from(std::mem::replace(
+                    f,
+                    BlockedBloomFilter::with_num_bits(512)
+                        .hashes(1)
+                        .expect("tiny filter"),
+                ));
+                hashes
+                    .par_chunks(CHUNK)
+                    .for_each(|c| a.insert_hash_batch(c));
+                *f = a.into_inner();
+            }
+            AnyFilter::Split(f) if parallel => {
+                let a = AtomicSplitBlockBloomFilter::from(std::mem::replace(
+                    f,
+                    SplitBlockBloomFilter::with_num_bits(256)
+                        .hashes(8)
+                        .expect("tiny filter"),
+                ));
+                hashes
+                    .par_chunks(CHUNK)
+                    .for_each(|c| a.insert_hash_batch(c));
+                *f = a.into_inner();
+            }
+            AnyFilter::Standard(f) if parallel => {
+                let a = AtomicStandardBloomFilter::from(std::mem::replace(
+                    f,
+                    StandardBloomFilter::with_num_bits(64)
+                        .hashes(1)
+                        .expect("tiny filter"),
+                ));
+                hashes
+                    .par_chunks(CHUNK)
+                    .for_each(|c| a.insert_hash_batch(c));
+                *f = a.into_inner();
+            }
+            AnyFilter::Blocked(f) => f.insert_hash_batch(hashes),
+            AnyFilter::Split(f) => f.insert_hash_batch(hashes),
+            AnyFilter::Standard(f) => f.insert_hash_batch(hashes),
+            AnyFilter::Counting(f) => f.insert_hash_batch(hashes),
+            AnyFilter::DLeft(f) => {
+                for (i, &h) in hashes.iter().enumerate() {
+                    f.insert_hash(h).map_err(|e| (i, e.to_string()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The hashes of a block's keys, computed in parallel.
+    pub(crate) fn hash_block(&self, block: &Block) -> Vec<u64> {
+        let mut hashes = vec![0u64; block.len()];
+        hashes
+            .par_chunks_mut(CHUNK)
+            .zip(block.spans().par_chunks(CHUNK))
+            .for_each(|(out, spans)| {
+                for (h, &s) in out.iter_mut().zip(spans) {
+                    *h = self.hash(block.span(s));
+                }
+            });
+        hashes
+    }
+
+    /// `contains` of every key of `block`, in parallel.
+    pub(crate) fn contains_block(&self, block: &Block) -> Vec<bool> {
+        let mut hits = vec![false; block.len()];
+        hits.par_chunks_mut(CHUNK)
+            .zip(block.spans().par_chunks(CHUNK))
+            .for_each(|(out, spans)| {
+                for (h, &s) in out.iter_mut().zip(spans) {
+                    *h = self.contains_hash(self.hash(block.span(s)));
+                }
+            });
+        hits
+    }
+
+    /// Estimated number of distinct keys inserted (from the fill; exact for d-left).
+    pub(crate) fn estimated_len(&self) -> f64 {
+        match self {
+            AnyFilter::Blocked(f) => f.estimated_len(),
+            AnyFilter::Split(f) => f.estimated_len(),
+            AnyFilter::Standard(f) => f.estimated_len(),
+            AnyFilter::Counting(f) => f.estimated_len(),
+            AnyFilter::DLeft(f) => f.len() as f64,
+        }
+    }
+
+    /// Intersects with `other` (`merge --intersect`): plain filters only.
+    pub(crate) fn intersect(&mut self, other: &AnyFilter) -> Result<(), String> {
+        let r = match (self, other) {
+            (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.intersect(b),
+            (AnyFilter::Split(a), AnyFilter::Split(b)) => a.intersect(b),
+            (AnyFilter::Standard(a), AnyFilter::Standard(b)) => a.intersect(b),
+            (a, b) if a.name() != b.name() => {
+                return Err(format!(
+                    "cannot merge filters of different layouts ({} and {})",
+                    a.name(),
+                    b.name()
+                ))
+            }
+            (a, _) => {
+                return Err(format!(
+                    "--intersect needs plain filters (blocked, split, standard); a {} filter \
+                     has no intersection",
+                    a.name()
+                ))
+            }
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    /// The kind's name, as `build --layout` spells it.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            AnyFilter::Blocked(_) => "blocked",
+            AnyFilter::Split(_) => "split",
+            AnyFilter::Standard(_) => "standard",
+            AnyFilter::Counting(f) => match f.layout() {
+                CounterLayout::Blocked => "counting",
+                CounterLayout::Standard => "counting-standard",
+            },
+            AnyFilter::DLeft(_) => "dleft",
+        }
+    }
+
+    /// Whether the filter keeps counts (and can delete): counting and d-left filters.
+    pub(crate) fn is_counting(&self) -> bool {
+        matches!(self, AnyFilter::Counting(_) | AnyFilter::DLeft(_))
+    }
+
+    /// The count estimate as printed by `query --count` (`N+`: saturated, at least N), or
+    /// `None` for a plain filter.
+    pub(crate) fn count(&self, key: &[u8]) -> Option<String> {
+        match self {
+            AnyFilter::Counting(f) => Some(match f.count(key) {
+                c if c >= COUNTER_MAX => format!("{c}+"),
+                c => c.to_string(),
+            }),
+            AnyFilter::DLeft(f) => Some(match f.count(key) {
+                SATURATED => format!("{}+", (1u64 << f.counter_bits()) - 1),
+                c => c.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Removes one occurrence of `key`: `Ok(true)` if removed, `Ok(false)` if it was not
+    /// present (nothing changed), `Err` for a plain filter or any other failure. The one
+    /// place the tool deletes from a filter (`remove` calls only this).
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Result<bool, String> {
+        match self {
+            AnyFilter::Counting(f) => match f.remove(key) {
+                Ok(()) => Ok(true),
+                Err(CountingError::NotPresent) => Ok(false),
+                Err(e) => Err(e.to_string()),
+            },
+            AnyFilter::DLeft(f) => match f.remove(key) {
+                Ok(()) => Ok(true),
+                Err(DLeftError::NotPresent) => Ok(false),
+                Err(e) => Err(e.to_string()),
+            },
+            _ => Err("plain Bloom filters cannot delete".into()),
+        }
+    }
+
+    /// Streams the serialized filter to `writer` (no in-memory copy of the filter).
+    pub(crate) fn write_to(&self, writer: impl Write) -> Result<(), String> {
+        match self {
+            AnyFilter::Blocked(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Split(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Standard(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Counting(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::DLeft(f) => f.write_to(writer).map_err(|e| e.to_string()),
+        }
+    }
+
+    pub(crate) fn union(&mut self, other: &AnyFilter) -> Result<(), String> {
+        let r = match (self, other) {
+            (AnyFilter::DLeft(_), _) | (_, AnyFilter::DLeft(_)) => {
+                return Err(NO_DLEFT_MERGE.into())
+            }
+            (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union(b),
+            (AnyFilter::Split(a), AnyFilter::Split(b)) => a.union(b),
+            (AnyFilter::Standard(a), AnyFilter::Standard(b)) => a.union(b),
+            (AnyFilter::Counting(a), AnyFilter::Counting(b)) if a.layout() == b.layout() => {
+                return a.union(b).map_err(|e| e.to_string())
+            }
+            (a, b) => {
+                return Err(format!(
+                    "cannot merge filters of different layouts ({} and {})",
+                    a.name(),
+                    b.name()
+                ))
+            }
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    pub(crate) fn memory_bits(&self) -> u64 {
+        match self {
+            AnyFilter::Blocked(f) => f.num_bits(),
+            AnyFilter::Split(f) => f.num_bits(),
+            AnyFilter::Standard(f) => f.num_bits(),
+            AnyFilter::Counting(f) => f.memory_bits(),
+            AnyFilter::DLeft(f) => f.memory_bits(),
+        }
+    }
+
+    pub(crate) fn expected_false_pos(&self) -> f64 {
+        match self {
+            AnyFilter::Blocked(f) => f.expected_false_pos(),
+            AnyFilter::Split(f) => f.expected_false_pos(),
+            AnyFilter::Standard(f) => f.expected_false_pos(),
+            AnyFilter::Counting(f) => f.expected_false_pos(),
+            AnyFilter::DLeft(f) => f.expected_false_pos(),
+        }
+    }
+
+    /// The probe parameters for the one-line summary of `build` and `export`.
+    pub(crate) fn shape(&self) -> String {
+        match self {
+            AnyFilter::Blocked(f) => format!("k = {}", f.num_hashes()),
+            AnyFilter::Split(f) => format!("k = {}", f.num_hashes()),
+            AnyFilter::Standard(f) => format!("k = {}", f.num_hashes()),
+            AnyFilter::Counting(f) => {
+                format!("{} counters, k = {}", f.num_counters(), f.num_hashes())
+            }
+            AnyFilter::DLeft(f) => format!(
+                "d = {}, {} buckets/subtable, w = {}, r = {}, c = {}",
+                f.subtables(),
+                f.buckets_per_subtable(),
+                f.cells_per_bucket(),
+                f.remainder_bits(),
+                f.counter_bits()
+            ),
+        }
+    }
+
+    /// `stats` output: (field, value) lines.
+    pub(crate) fn stats(&self) -> Vec<(&'static str, String)> {
+        let plain = |bits: u64, k: u32, est: f64, fp: f64| {
+            vec![
+                ("bits", bits.to_string()),
+                ("bytes", (bits / 8).to_string()),
+                ("hashes", k.to_string()),
+                ("estimated_keys", format!("{est:.0}")),
+                ("bits_per_key", format!("{:.3}", bits as f64 / est.max(1.0))),
+                ("expected_false_pos", format!("{fp:.6e}")),
+            ]
+        };
+        let mut fields = vec![("layout", self.name().to_string())];
+        fields.extend(match self {
+            AnyFilter::Blocked(f) => plain(
+                f.num_bits(),
+                f.num_hashes(),
+                f.estimated_len(),
+                f.expected_false_pos(),
+            ),
+            AnyFilter::Split(f) => plain(
+                f.num_bits(),
+                f.num_hashes(),
+                f.estimated_len(),
+                f.expected_false_pos(),
+            ),
+            AnyFilter::Standard(f) => plain(
+                f.num_bits(),
+                f.num_hashes(),
+                f.estimated_len(),
+                f.expected_false_pos(),
+            ),
+            AnyFilter::Counting(f) => {
+                let (bits, est) = (f.memory_bits(), f.estimated_len());
+                vec![
+                    ("counters", f.num_counters().to_string()),
+                    ("bits", bits.to_string()),
+                    ("bytes", (bits / 8).to_string()),
+                    ("hashes", f.num_hashes().to_string()),
+                    ("estimated_keys", format!("{est:.0}")),
+                    ("bits_per_key", format!("{:.3}", bits as f64 / est.max(1.0))),
+                    ("nonzero_counters", f.nonzero_counters().to_string()),
+                    ("saturated_counters", f.saturated_counters().to_string()),
+                    ("fill", format!("{:.6}", f.fill())),
+                    (
+                        "expected_false_pos",
+                        format!("{:.6e}", f.expected_false_pos()),
+                    ),
+                ]
+            }
+            AnyFilter::DLeft(f) => {
+                let bits = f.memory_bits();
+                let histogram: Vec<String> =
+                    f.load_histogram().iter().map(u64::to_string).collect();
+                vec![
+                    ("subtables", f.subtables().to_string()),
+                    ("buckets_per_subtable", f.buckets_per_subtable().to_string()),
+                    ("cells_per_bucket", f.cells_per_bucket().to_string()),
+                    ("remainder_bits", f.remainder_bits().to_string()),
+                    ("counter_bits", f.counter_bits().to_string()),
+                    ("cells", f.total_cells().to_string()),
+                    ("bits", bits.to_string()),
+                    ("bytes", (bits / 8).to_string()),
+                    ("len", f.len().to_string()),
+                    ("occupied_cells", f.occupied_cells().to_string()),
+                    ("saturated_cells", f.saturated_cells().to_string()),
+                    (
+                        "bits_per_key",
+                        format!("{:.3}", bits as f64 / f.len().max(1) as f64),
+                    ),
+                    ("load", format!("{:.3}", f.load_for(f.len()))),
+                    (
+                        "expected_false_pos",
+                        format!("{:.6e}", f.expected_false_pos()),
+                    ),
+                    // Buckets holding 0, 1, ..., w occupied cells.
+                    ("load_histogram", histogram.join(",")),
+                ]
+            }
+        });
+        fields
+    }
+}
+
+/// Why d-left filters do not merge.
+pub(crate) const NO_DLEFT_MERGE: &str = "d-left filters cannot be merged (they have no union: \
+     where a fingerprint is stored depends on the other keys); build one filter from all the keys";

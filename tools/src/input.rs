@@ -1,0 +1,338 @@
+//! Streaming input: keys are lines, read in large blocks and split at line ends.
+//!
+//! Policy (every command that reads keys follows it):
+//! - A key is a line's bytes without its terminator: `\n`, or `\r\n` (one `\r` before the
+//!   `\n`, and one at the very end of the input, is stripped). Bytes need not be UTF-8.
+//! - Empty lines (after stripping) are not keys, unless `--keep-empty`.
+//! - The last line needs no terminator.
+//!
+//! Memory: regular files and pipes alike are read with `read(2)` into a block buffer of
+//! [`BLOCK_BYTES`] (plus the longest line, which must fit whole), cut at the last line
+//! end; a block holds at most [`BLOCK_LINES`] lines. So a block costs at most
+//! `BLOCK_BYTES + longest line + BLOCK_LINES * 16` bytes (~12 MiB for lines under 4 MiB),
+//! whatever the input's size: nothing is memory-mapped, so the page cache pages of the
+//! input are never counted in the process's resident memory.
+//!
+//! Other commands reuse it: `LineReader::open(&source, keep_empty, progress)`, then either
+//! `next_block` (a block of lines to process in parallel) or `for_each_line`.
+
+use crate::error::{CliError, Result};
+use crate::progress::Progress;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Bytes read per block.
+pub(crate) const BLOCK_BYTES: usize = 8 << 20;
+/// Most lines per block (bounds the span array for inputs of very short lines).
+pub(crate) const BLOCK_LINES: usize = 1 << 18;
+/// The longest line accepted (spans are 32-bit offsets).
+const MAX_LINE: usize = 1 << 30;
+
+/// Where keys come from: a file, or standard input (`-` or no argument).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Standard input.
+    Stdin,
+    /// A file (regular file, FIFO, device).
+    File(PathBuf),
+}
+
+impl Source {
+    /// `-` is stdin, anything else a path.
+    pub(crate) fn from_arg(arg: &OsString) -> Self {
+        if arg == "-" {
+            Source::Stdin
+        } else {
+            Source::File(PathBuf::from(arg))
+        }
+    }
+
+    /// The sources named by `args`; none means stdin.
+    pub(crate) fn list(args: &[OsString]) -> Vec<Source> {
+        if args.is_empty() {
+            vec![Source::Stdin]
+        } else {
+            args.iter().map(Source::from_arg).collect()
+        }
+    }
+
+    /// The name used in messages.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Source::Stdin => "stdin".to_string(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// The size in bytes of a regular file (`None` for stdin, pipes and devices).
+    pub(crate) fn size(&self) -> Result<Option<u64>> {
+        match self {
+            Source::Stdin => Ok(None),
+            Source::File(p) => {
+                let m = std::fs::metadata(p).map_err(|e| CliError::io(p, e))?;
+                Ok(m.is_file().then_some(m.len()))
+            }
+        }
+    }
+}
+
+/// A block of lines: `data` and the `(start, end)` byte ranges of its keys.
+#[derive(Default)]
+pub(crate) struct Block {
+    data: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+    /// Line number (1-based, in the input) of each key, for messages.
+    line_numbers: Vec<u64>,
+}
+
+impl Block {
+    /// Number of keys in the block.
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Key `i`.
+    #[inline]
+    pub(crate) fn key(&self, i: usize) -> &[u8] {
+        let (s, e) = self.spans[i];
+        &self.data[s as usize..e as usize]
+    }
+
+    /// The keys, in input order.
+    pub(crate) fn keys(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.spans
+            .iter()
+            .map(|&(s, e)| &self.data[s as usize..e as usize])
+    }
+
+    /// The spans, for parallel iteration (`par_chunks`), resolved with [`Block::span`].
+    pub(crate) fn spans(&self) -> &[(u32, u32)] {
+        &self.spans
+    }
+
+    /// The key of a span taken from [`Block::spans`].
+    #[inline]
+    pub(crate) fn span(&self, span: (u32, u32)) -> &[u8] {
+        &self.data[span.0 as usize..span.1 as usize]
+    }
+
+    /// The input line number of key `i`.
+    pub(crate) fn line_number(&self, i: usize) -> u64 {
+        self.line_numbers[i]
+    }
+
+    /// Bytes held (data and index).
+    pub(crate) fn data_len(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// Reads one source as blocks of keys.
+pub(crate) struct LineReader {
+    name: String,
+    reader: Box<dyn Read + Send>,
+    /// Bytes read but not yet returned in a block (an incomplete last line, or lines past
+    /// [`BLOCK_LINES`]).
+    carry: Vec<u8>,
+    line_no: u64,
+    eof: bool,
+    keep_empty: bool,
+    progress: Progress,
+}
+
+impl LineReader {
+    /// Opens `source`; `progress` is advanced by the bytes read.
+    pub(crate) fn open(source: &Source, keep_empty: bool, progress: Progress) -> Result<Self> {
+        let reader: Box<dyn Read + Send> = match source {
+            Source::Stdin => Box::new(std::io::stdin()),
+            Source::File(p) => {
+                let f = std::fs::File::open(p).map_err(|e| CliError::io(p, e))?;
+                if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                    return Err(CliError::at(p.display(), "is a directory"));
+                }
+                Box::new(f)
+            }
+        };
+        Ok(LineReader {
+            name: source.name(),
+            reader,
+            carry: Vec::new(),
+            line_no: 0,
+            eof: false,
+            keep_empty,
+            progress,
+        })
+    }
+
+    /// The source's name, for messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Fills `block` with the next keys; `Ok(false)` at the end of the input (the block is
+    /// then empty). A block may hold no keys only at the end.
+    pub(crate) fn next_block(&mut self, block: &mut Block) -> Result<bool> {
+        loop {
+            block.data.clear();
+            block.spans.clear();
+            block.line_numbers.clear();
+            std::mem::swap(&mut block.data, &mut self.carry);
+            if block.data.is_empty() && self.eof {
+                return Ok(false);
+            }
+            // Read until the block is full and holds a line end, or the input ends.
+            while !self.eof
+                && (block.data.len() < BLOCK_BYTES || memchr::memchr(b'\n', &block.data).is_none())
+            {
+                let old = block.data.len();
+                // Up to a full block; past it (a line longer than the block), grow by half.
+                let want = if old < BLOCK_BYTES {
+                    BLOCK_BYTES - old
+                } else {
+                    (old / 2).max(1 << 20)
+                };
+                if old >= MAX_LINE {
+                    return Err(CliError::at(
+                        &self.name,
+                        format!("line {} is longer than 1 GiB", self.line_no + 1),
+                    ));
+                }
+                block.data.resize(old + want.min(MAX_LINE + 1 - old), 0);
+                let n = loop {
+                    match self.reader.read(&mut block.data[old..]) {
+                        Ok(n) => break n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            block.data.truncate(old);
+                            return Err(CliError::at(&self.name, e));
+                        }
+                    }
+                };
+                block.data.truncate(old + n);
+                self.progress.inc(n as u64);
+                if n == 0 {
+                    self.eof = true;
+                }
+                if block.data.len() >= BLOCK_BYTES
+                    && memchr::memrchr(b'\n', &block.data[old..]).is_some()
+                {
+                    break;
+                }
+            }
+            let end = if self.eof {
+                block.data.len()
+            } else {
+                memchr::memrchr(b'\n', &block.data).map_or(0, |i| i + 1)
+            };
+            let cut = self.split_lines(block, end);
+            self.carry.extend_from_slice(&block.data[cut..]);
+            block.data.truncate(cut);
+            if !block.spans.is_empty() {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Splits `block.data[..end]` into keys (at most [`BLOCK_LINES`]); returns where the
+    /// consumed bytes end.
+    fn split_lines(&mut self, block: &mut Block, end: usize) -> usize {
+        let data = &block.data[..end];
+        let mut start = 0;
+        while start < end {
+            if block.spans.len() == BLOCK_LINES {
+                return start;
+            }
+            let (line_end, next) = match memchr::memchr(b'\n', &data[start..]) {
+                Some(i) => (start + i, start + i + 1),
+                None => (end, end),
+            };
+            let mut e = line_end;
+            if e > start && data[e - 1] == b'\r' {
+                e -= 1;
+            }
+            self.line_no += 1;
+            if e > start || self.keep_empty {
+                block.spans.push((start as u32, e as u32));
+                block.line_numbers.push(self.line_no);
+            }
+            start = next;
+        }
+        end
+    }
+
+    /// Calls `f` on every key, in order, with its line number.
+    pub(crate) fn for_each_line(
+        &mut self,
+        mut f: impl FnMut(&[u8], u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut block = Block::default();
+        while self.next_block(&mut block)? {
+            for i in 0..block.len() {
+                f(block.key(i), block.line_number(i))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(input: &[u8], keep_empty: bool) -> Vec<Vec<u8>> {
+        let mut r = LineReader {
+            name: "t".into(),
+            reader: Box::new(std::io::Cursor::new(input.to_vec())),
+            carry: Vec::new(),
+            line_no: 0,
+            eof: false,
+            keep_empty,
+            progress: Progress::hidden(),
+        };
+        let mut out = Vec::new();
+        r.for_each_line(|k, _| {
+            out.push(k.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn policy_crlf_empty_last_line() {
+        let k = keys_of(b"a\r\n\nb\r\r\n\xff\x00c\n\r\nlast", false);
+        assert_eq!(k, [&b"a"[..], b"b\r", b"\xff\x00c", b"last"]);
+        let k = keys_of(b"a\r\n\nb\n", true);
+        assert_eq!(k, [&b"a"[..], b"", b"b"]);
+        assert!(keys_of(b"", false).is_empty());
+        assert_eq!(keys_of(b"x\r", false), [b"x"]);
+    }
+
+    #[test]
+    fn many_short_lines_and_long_lines_cross_blocks() {
+        let mut input = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..(BLOCK_LINES + 1000) {
+            let k = format!("{i}").into_bytes();
+            input.extend_from_slice(&k);
+            input.push(b'\n');
+            want.push(k);
+        }
+        let long = vec![b'z'; BLOCK_BYTES + 17];
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\nend");
+        want.push(long);
+        want.push(b"end".to_vec());
+        assert_eq!(keys_of(&input, false), want);
+    }
+}
+
+/// The key options every command that reads keys flattens in (`#[command(flatten)]`).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub(crate) struct KeyOptions {
+    /// Empty lines are keys too (by default they are skipped; a trailing CR is always
+    /// stripped, so CRLF files give the same keys as LF files).
+    #[arg(long)]
+    pub(crate) keep_empty: bool,
+}

@@ -1,0 +1,109 @@
+//! `query`: streams keys through a filter and prints the ones that may be present (or,
+//! `--absent`, the ones that surely are not), exactly as read (raw bytes, line terminator
+//! removed), one per line, in input order. Keys are hashed and probed in parallel block
+//! by block; memory: the filter plus one input block.
+
+use crate::error::{CliError, Result};
+use crate::filter::AnyFilter;
+use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::progress::{note, Progress};
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// Print the keys that may be in a filter (`--absent`: the keys that surely are not).
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  bloomforge query seen.bloom today.txt > maybe-seen.txt\n  \
+    bloomforge query a.bloom b.txt --absent     # what B has that A lacks\n  \
+    bloomforge query counts.bloom keys.txt --count"
+)]
+pub(crate) struct Args {
+    /// The filter, then key files (`-` or none: stdin).
+    #[arg(value_name = "FILTER [KEYS]", required_unless_present = "filter")]
+    args: Vec<OsString>,
+    /// Old spelling of FILTER.
+    #[arg(long, hide = true)]
+    filter: Option<PathBuf>,
+    /// Old spelling of a KEYS file.
+    #[arg(long = "keys", hide = true, value_name = "FILE")]
+    keys_opt: Vec<OsString>,
+    /// Print the keys that are surely absent instead.
+    #[arg(long)]
+    absent: bool,
+    /// Print every key as `key<TAB>count` (counting and d-left filters): the count
+    /// estimate, an upper bound of inserts minus removes, or `N+` for a saturated counter.
+    #[arg(long)]
+    count: bool,
+    #[command(flatten)]
+    key_options: KeyOptions,
+}
+
+/// Splits `args` into the filter path and the key sources, honouring the old `--filter`
+/// and `--keys` spellings.
+pub(crate) fn filter_and_keys(
+    args: &[OsString],
+    filter: Option<&PathBuf>,
+    keys_opt: &[OsString],
+) -> Result<(PathBuf, Vec<Source>)> {
+    let (path, rest) = match filter {
+        Some(f) => (f.clone(), args),
+        None => match args.split_first() {
+            Some((f, rest)) => (PathBuf::from(f), rest),
+            None => return Err("missing the FILTER argument".into()),
+        },
+    };
+    let mut names = rest.to_vec();
+    names.extend(keys_opt.iter().cloned());
+    Ok((path, Source::list(&names)))
+}
+
+/// Runs `query`.
+pub(crate) fn run(args: Args) -> Result<()> {
+    let (path, sources) = filter_and_keys(&args.args, args.filter.as_ref(), &args.keys_opt)?;
+    let filter = AnyFilter::read(&path)?;
+    if args.count && !filter.is_counting() {
+        return Err(CliError::at(
+            path.display(),
+            format!(
+                "--count needs a counting or d-left filter; a {} Bloom filter keeps no counts",
+                filter.name()
+            ),
+        ));
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    let (mut total, mut present) = (0u64, 0u64);
+    let werr = |e: std::io::Error| CliError::io("stdout", e);
+    for source in &sources {
+        let progress = Progress::bytes(&format!("querying {}", source.name()), source.size()?);
+        let mut reader = LineReader::open(source, args.key_options.keep_empty, progress.clone())?;
+        let mut block = Block::default();
+        while reader.next_block(&mut block)? {
+            let hits = filter.contains_block(&block);
+            total += hits.len() as u64;
+            for (i, &hit) in hits.iter().enumerate() {
+                present += u64::from(hit);
+                // --count lists every key (0 for the absent ones) unless --absent.
+                let shown = if args.absent { !hit } else { hit || args.count };
+                if !shown {
+                    continue;
+                }
+                let key = block.key(i);
+                out.write_all(key).map_err(werr)?;
+                if args.count {
+                    // The count only when asked for: it is a second lookup.
+                    let c = filter.count(key).unwrap_or_default();
+                    out.write_all(b"\t")
+                        .and_then(|()| out.write_all(c.as_bytes()))
+                        .map_err(werr)?;
+                }
+                out.write_all(b"\n").map_err(werr)?;
+            }
+        }
+        progress.finish();
+    }
+    out.flush().map_err(werr)?;
+    note!("{present} of {total} keys may be present");
+    Ok(())
+}
