@@ -14,7 +14,7 @@ use crate::cleanup::TempDir;
 use crate::error::{CliError, Result};
 use crate::filter::{AnyFilter, Kind, Sizing};
 use crate::hll::Hll;
-use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::input::{Block, BlockStream, KeyOptions, Source};
 use crate::output::write_filter;
 use crate::progress::{note, Progress};
 use rayon::prelude::*;
@@ -75,7 +75,7 @@ fn estimate_distinct(
     let mut sketch = Hll::new();
     for source in sources.iter_mut() {
         let progress = Progress::bytes(&format!("counting {}", source.name()), source.size()?);
-        let mut reader = LineReader::open(source, opts.keep_empty, progress.clone())?;
+        let mut reader = BlockStream::open(source, opts.keep_empty, progress.clone())?;
         let mut spool = None;
         if *source == Source::Stdin {
             let dir = TempDir::new(temp_dir)?;
@@ -170,7 +170,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut keys = 0u64;
     for source in &sources {
         let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);
-        let mut reader = LineReader::open(source, opts.keep_empty, progress.clone())?;
+        let mut reader = BlockStream::open(source, opts.keep_empty, progress.clone())?;
         let mut block = Block::default();
         while reader.next_block(&mut block)? {
             filter.insert_block(&block, reader.name())?;

@@ -27,7 +27,7 @@ use crate::cleanup::TempDir;
 use crate::error::{is_disk_full, CliError, Result};
 use crate::filter::{blocked_best_k, AnyFilter};
 use crate::hll::Hll;
-use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::input::{Block, BlockStream, KeyOptions, LineReader, Source};
 use crate::progress::{note, Progress};
 use bloomforge_core::hash::fast_range64;
 use bloomforge_core::BlockedBloomFilter;
@@ -36,6 +36,8 @@ use std::fs::File;
 use std::hash::BuildHasher;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 /// Print the lines present in every file, approximately or --exact, within --memory.
 #[derive(clap::Args)]
@@ -103,11 +105,13 @@ pub(crate) fn run(args: Args) -> Result<()> {
 }
 
 /// Runs `f` with stdout, or with a temporary file renamed to `path` only on success.
-fn with_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+fn with_output(
+    path: Option<&Path>,
+    f: impl FnOnce(&mut (dyn Write + Send)) -> Result<()>,
+) -> Result<()> {
     match path {
         None => {
-            let stdout = std::io::stdout();
-            let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            let mut w = BufWriter::with_capacity(1 << 20, std::io::stdout());
             f(&mut w)?;
             w.flush().map_err(|e| CliError::io("stdout", e))
         }
@@ -152,7 +156,7 @@ fn hash_block(block: &Block, seed: u64) -> Vec<u64> {
 /// Distinct-line estimate of a file (one pass).
 fn distinct(path: &Path, opts: KeyOptions, seed: u64, size: u64) -> Result<f64> {
     let progress = Progress::bytes(&format!("counting {}", path.display()), Some(size));
-    let mut reader = LineReader::open(
+    let mut reader = BlockStream::open(
         &Source::File(path.to_path_buf()),
         opts.keep_empty,
         progress.clone(),
@@ -177,7 +181,11 @@ fn new_blocked(bits: u64, distinct: f64, seed: u64) -> Result<BlockedBloomFilter
         .map_err(|e| CliError::Msg(format!("filter of {bits} bits: {e}")))
 }
 
-fn approximate(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Result<()> {
+fn approximate(
+    args: &Args,
+    mut files: Vec<(PathBuf, u64)>,
+    out: &mut (dyn Write + Send),
+) -> Result<()> {
     let opts = args.key_options;
     // The largest file is streamed (the last of equal sizes).
     let largest = files
@@ -208,7 +216,7 @@ fn approximate(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write)
         };
         let mut f = AnyFilter::Blocked(new_blocked(bits, d, args.seed)?);
         let progress = Progress::bytes(&format!("filtering {}", path.display()), Some(*size));
-        let mut reader = LineReader::open(
+        let mut reader = BlockStream::open(
             &Source::File(path.clone()),
             opts.keep_empty,
             progress.clone(),
@@ -246,7 +254,7 @@ fn approximate(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write)
     );
     let size = Source::File(stream_path.clone()).size()?;
     let progress = Progress::bytes(&format!("streaming {}", stream_path.display()), size);
-    let mut reader = LineReader::open(
+    let mut reader = BlockStream::open(
         &Source::File(stream_path),
         opts.keep_empty,
         progress.clone(),
@@ -297,6 +305,8 @@ fn partition_of(hash: u64, depth: u32, parts: usize) -> usize {
 const SET_BYTES_PER_LINE: u64 = 33;
 /// Bytes a record adds to its line in a partition file.
 const RECORD_OVERHEAD: u64 = 5;
+/// The largest set pass 3 aims for, whatever the budget (cache-friendly probes).
+const SET_TARGET: u64 = 8 << 20;
 /// Deepest re-split.
 const MAX_DEPTH: u32 = 6;
 
@@ -316,15 +326,15 @@ impl Part {
     }
 }
 
-/// Temp-space accounting and the disk-full message.
+/// Temp-space accounting and the disk-full message (shared by the pass-3 workers).
 struct Temp {
     dir: TempDir,
-    live: u64,
-    peak: u64,
-    written: u64,
+    live: AtomicU64,
+    peak: AtomicU64,
+    written: AtomicU64,
     needed_estimate: u64,
-    resplits: u64,
-    largest_set: u64,
+    resplits: AtomicU64,
+    largest_set: AtomicU64,
 }
 
 impl Temp {
@@ -345,15 +355,15 @@ impl Temp {
         }
     }
 
-    fn add(&mut self, bytes: u64) {
-        self.live += bytes;
-        self.written += bytes;
-        self.peak = self.peak.max(self.live);
+    fn add(&self, bytes: u64) {
+        let live = self.live.fetch_add(bytes, Relaxed) + bytes;
+        self.written.fetch_add(bytes, Relaxed);
+        self.peak.fetch_max(live, Relaxed);
     }
 
-    fn remove(&mut self, part: &Part) {
+    fn remove(&self, part: &Part) {
         let _ = std::fs::remove_file(&part.path);
-        self.live -= part.bytes;
+        self.live.fetch_sub(part.bytes, Relaxed);
     }
 }
 
@@ -361,12 +371,14 @@ impl Temp {
 struct Writers {
     parts: Vec<Part>,
     writers: Vec<BufWriter<File>>,
+    /// Bytes written but not yet added to the shared count.
+    pending: u64,
 }
 
 impl Writers {
-    fn create(temp: &Temp, prefix: &str, n: usize) -> Result<Self> {
-        // At most 16 MiB of buffers in all.
-        let buf = ((16usize << 20) / n).clamp(4 << 10, 256 << 10);
+    /// `total_buffer`: the writers' buffers in all.
+    fn create(temp: &Temp, prefix: &str, n: usize, total_buffer: usize) -> Result<Self> {
+        let buf = (total_buffer / n).clamp(4 << 10, 256 << 10);
         let mut parts = Vec::with_capacity(n);
         let mut writers = Vec::with_capacity(n);
         for i in 0..n {
@@ -381,11 +393,15 @@ impl Writers {
                 no_split: false,
             });
         }
-        Ok(Writers { parts, writers })
+        Ok(Writers {
+            parts,
+            writers,
+            pending: 0,
+        })
     }
 
     #[inline]
-    fn write(&mut self, temp: &mut Temp, p: usize, tag: u8, line: &[u8]) -> Result<()> {
+    fn write(&mut self, temp: &Temp, p: usize, tag: u8, line: &[u8]) -> Result<()> {
         let len = u32::try_from(line.len()).map_err(|_| "line longer than 4 GiB")?;
         let w = &mut self.writers[p];
         let r = w
@@ -402,11 +418,15 @@ impl Writers {
             part.first_bytes += line.len() as u64;
             part.first_lines += 1;
         }
-        temp.add(n);
+        self.pending += n;
+        if self.pending >= 1 << 20 {
+            temp.add(std::mem::take(&mut self.pending));
+        }
         Ok(())
     }
 
     fn finish(self, temp: &Temp) -> Result<Vec<Part>> {
+        temp.add(self.pending);
         for (w, part) in self.writers.into_iter().zip(&self.parts) {
             let f = w
                 .into_inner()
@@ -452,7 +472,7 @@ impl Records {
     }
 }
 
-fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Result<()> {
+fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Send)) -> Result<()> {
     let opts = args.key_options;
     let n = files.len();
     // Smallest first (stable: ties keep the command-line order).
@@ -478,21 +498,29 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
     let bits = (budget * 8).min((est_lines * 24.0) as u64);
     let mut filter = AnyFilter::Blocked(new_blocked(bits, est_lines, args.seed)?);
     let need_total = first_size + (est_lines * SET_BYTES_PER_LINE as f64) as u64;
+    // Pass 3 runs one set per worker thread, each within its share of the budget, and
+    // sets of at most SET_TARGET bytes (probes then mostly hit the cache).
+    let workers = rayon::current_num_threads().max(1) as u64;
+    let task_budget = (budget / workers).max(1 << 16);
     let parts_n = args
         .partitions
-        .unwrap_or_else(|| (need_total as f64 * 1.25 / budget as f64).ceil() as usize)
+        .unwrap_or_else(|| {
+            let per = task_budget.min(SET_TARGET) as f64;
+            (need_total as f64 * 1.25 / per).ceil() as usize
+        })
         .clamp(1, 256);
     let temp_estimate = (first_size + est_lines as u64 * RECORD_OVERHEAD) * n as u64;
-    let mut temp = Temp {
+    let temp = Temp {
         dir: TempDir::new(args.temp_dir.as_deref())?,
-        live: 0,
-        peak: 0,
-        written: 0,
+        live: AtomicU64::new(0),
+        peak: AtomicU64::new(0),
+        written: AtomicU64::new(0),
         needed_estimate: temp_estimate,
-        resplits: 0,
-        largest_set: 0,
+        resplits: AtomicU64::new(0),
+        largest_set: AtomicU64::new(0),
     };
     let verbose = crate::verbose();
+    let started = std::time::Instant::now();
     if verbose {
         eprintln!(
             "common --exact: {n} files; {} ({first_size} bytes, ~{est_lines:.0} lines) is \
@@ -503,10 +531,10 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
     }
 
     // Passes 1 and 2.
-    let mut writers = Writers::create(&temp, "p", parts_n)?;
+    let mut writers = Writers::create(&temp, "p", parts_n, 16 << 20)?;
     for (tag, (path, size)) in files.iter().enumerate() {
         let progress = Progress::bytes(&format!("partitioning {}", path.display()), Some(*size));
-        let mut reader = LineReader::open(
+        let mut reader = BlockStream::open(
             &Source::File(path.clone()),
             opts.keep_empty,
             progress.clone(),
@@ -520,7 +548,7 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
                     .insert_hashes(&hashes)
                     .map_err(|(_, e)| CliError::at(path.display(), e))?;
                 for (i, &h) in hashes.iter().enumerate() {
-                    writers.write(&mut temp, partition_of(h, 0, parts_n), 0, block.key(i))?;
+                    writers.write(&temp, partition_of(h, 0, parts_n), 0, block.key(i))?;
                 }
                 kept += hashes.len() as u64;
             } else {
@@ -536,7 +564,7 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
                     if hit[i] {
                         kept += 1;
                         writers.write(
-                            &mut temp,
+                            &temp,
                             partition_of(h, 0, parts_n),
                             tag as u8,
                             block.key(i),
@@ -548,8 +576,9 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
         progress.finish();
         if verbose {
             eprintln!(
-                "pass {}: {}: {lines} lines, {kept} written to the partitions ({:.1} % dropped by the filter)",
+                "pass {} ({:.2} s): {}: {lines} lines, {kept} written to the partitions ({:.1} % dropped by the filter)",
                 if tag == 0 { 1 } else { 2 },
+                started.elapsed().as_secs_f64(),
                 path.display(),
                 if lines == 0 { 0.0 } else { 100.0 * (lines - kept) as f64 / lines as f64 }
             );
@@ -559,40 +588,92 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut dyn Write) -> Re
     drop(filter);
     drop(block);
 
-    // Pass 3.
-    let mut common = 0u64;
-    let progress = Progress::bytes("intersecting", Some(temp.live));
-    let mut stack: Vec<(Part, u32)> = parts.into_iter().rev().map(|p| (p, 0)).collect();
-    while let Some((part, depth)) = stack.pop() {
-        if part.need() > budget && depth < MAX_DEPTH && !part.no_split && part.first_lines > 1 {
-            let subs = resplit(&part, depth + 1, budget, &mut temp)?;
-            temp.remove(&part);
-            progress.inc(0);
-            for s in subs.into_iter().rev() {
-                stack.push((s, depth + 1));
-            }
-            continue;
+    // Pass 3: partitions in parallel, each worker with its share of the budget.
+    let ctx = Pass3 {
+        budget: task_budget,
+        n,
+        seed: args.seed,
+        temp: &temp,
+        out: Mutex::new(out),
+        error: Mutex::new(None),
+        common: AtomicU64::new(0),
+        progress: Progress::bytes("intersecting", Some(temp.live.load(Relaxed))),
+    };
+    rayon::scope(|s| {
+        for part in parts {
+            let ctx = &ctx;
+            s.spawn(move |s| ctx.process(s, part, 0));
         }
-        common += intersect(&part, n, args.seed, out, &mut temp)?;
-        progress.inc(part.bytes);
-        temp.remove(&part);
+    });
+    ctx.progress.finish();
+    if let Some(e) = ctx.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
     }
-    progress.finish();
+    let common = ctx.common.load(Relaxed);
     if verbose {
         eprintln!(
             "partitions: {parts_n}, re-splits: {}, temp bytes written: {}, peak temp space: {}, \
-             largest set: {} bytes, common lines: {common}",
-            temp.resplits, temp.written, temp.peak, temp.largest_set
+             largest set: {} bytes, common lines: {common} ({:.2} s)",
+            temp.resplits.load(Relaxed),
+            temp.written.load(Relaxed),
+            temp.peak.load(Relaxed),
+            temp.largest_set.load(Relaxed),
+            started.elapsed().as_secs_f64()
         );
     }
     note!("{common} common lines");
     Ok(())
 }
 
+/// What the pass-3 workers share.
+struct Pass3<'a, 'w> {
+    /// Memory for one worker's set.
+    budget: u64,
+    n: usize,
+    seed: u64,
+    temp: &'a Temp,
+    out: Mutex<&'w mut (dyn Write + Send)>,
+    /// The first error; the other workers stop at their next partition.
+    error: Mutex<Option<CliError>>,
+    common: AtomicU64,
+    progress: Progress,
+}
+
+impl Pass3<'_, '_> {
+    fn process<'s>(&'s self, scope: &rayon::Scope<'s>, part: Part, depth: u32) {
+        if self.error.lock().map(|e| e.is_some()).unwrap_or(true) {
+            self.temp.remove(&part);
+            return;
+        }
+        let r = if part.need() > self.budget
+            && depth < MAX_DEPTH
+            && !part.no_split
+            && part.first_lines > 1
+        {
+            resplit(&part, depth + 1, self.budget, self.temp).map(|subs| {
+                for sub in subs {
+                    scope.spawn(move |s| self.process(s, sub, depth + 1));
+                }
+            })
+        } else {
+            intersect(&part, self.n, self.seed, &self.out, self.temp).map(|c| {
+                self.common.fetch_add(c, Relaxed);
+                self.progress.inc(part.bytes);
+            })
+        };
+        self.temp.remove(&part);
+        if let Err(e) = r {
+            if let Ok(mut slot) = self.error.lock() {
+                slot.get_or_insert(e);
+            }
+        }
+    }
+}
+
 /// Splits `part` into sub-partitions by the hash bits of `depth`.
-fn resplit(part: &Part, depth: u32, budget: u64, temp: &mut Temp) -> Result<Vec<Part>> {
+fn resplit(part: &Part, depth: u32, budget: u64, temp: &Temp) -> Result<Vec<Part>> {
     let q = ((part.need() as f64 * 1.25 / budget as f64).ceil() as usize).clamp(2, 256);
-    temp.resplits += 1;
+    temp.resplits.fetch_add(1, Relaxed);
     if crate::verbose() {
         eprintln!(
             "re-split {} (its set needs {} bytes, over the budget of {budget}) into {q}",
@@ -604,7 +685,7 @@ fn resplit(part: &Part, depth: u32, budget: u64, temp: &mut Temp) -> Result<Vec<
         "{}-{depth}",
         part.path.file_name().unwrap_or_default().to_string_lossy()
     );
-    let mut writers = Writers::create(temp, &prefix, q)?;
+    let mut writers = Writers::create(temp, &prefix, q, 4 << 20)?;
     let mut records = Records::open(&part.path)?;
     let h = hasher(0x7e51_0000 ^ u64::from(depth));
     let mut line = Vec::new();
@@ -691,11 +772,11 @@ fn intersect(
     part: &Part,
     n: usize,
     seed: u64,
-    out: &mut dyn Write,
-    temp: &mut Temp,
+    out: &Mutex<&mut (dyn Write + Send)>,
+    temp: &Temp,
 ) -> Result<u64> {
     let mut set = LineSet::with_capacity(part.first_lines, part.first_bytes)?;
-    temp.largest_set = temp.largest_set.max(set.bytes());
+    temp.largest_set.fetch_max(set.bytes(), Relaxed);
     let h = hasher(seed ^ 0x5e7);
     let mut records = Records::open(&part.path)?;
     let mut line = Vec::new();
@@ -712,6 +793,7 @@ fn intersect(
         }
     }
     let mut count = 0;
+    let mut out = out.lock().map_err(|_| "output lock poisoned")?;
     for (e, &(_, off, len)) in set.entries.iter().enumerate() {
         if usize::from(set.seen[e]) == n {
             count += 1;

@@ -336,3 +336,72 @@ pub(crate) struct KeyOptions {
     #[arg(long)]
     pub(crate) keep_empty: bool,
 }
+
+/// A [`LineReader`] on its own thread: the next block is read and split while the caller
+/// processes the current one. At most two blocks exist at a time (the one being filled
+/// and the one the caller holds; blocks are recycled), so this doubles the input's memory
+/// bound, not more.
+pub(crate) struct BlockStream {
+    full: std::sync::mpsc::Receiver<Result<Block>>,
+    empty: std::sync::mpsc::SyncSender<Block>,
+    name: String,
+    done: bool,
+}
+
+impl BlockStream {
+    /// Opens `source` (errors opening it are returned here) and starts the reader thread.
+    pub(crate) fn open(source: &Source, keep_empty: bool, progress: Progress) -> Result<Self> {
+        let mut reader = LineReader::open(source, keep_empty, progress)?;
+        let name = reader.name().to_string();
+        let (full_tx, full) = std::sync::mpsc::sync_channel::<Result<Block>>(0);
+        let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Block>(1);
+        std::thread::Builder::new()
+            .name("bloomforge-reader".into())
+            .spawn(move || {
+                let mut block = Block::default();
+                loop {
+                    let r = reader.next_block(&mut block);
+                    let more = matches!(r, Ok(true));
+                    if full_tx.send(r.map(|_| block)).is_err() || !more {
+                        return;
+                    }
+                    // The caller's previous block comes back to be refilled.
+                    block = match empty_rx.recv() {
+                        Ok(b) => b,
+                        Err(_) => return,
+                    };
+                }
+            })
+            .map_err(|e| CliError::Msg(format!("cannot start a reader thread: {e}")))?;
+        Ok(BlockStream {
+            full,
+            empty,
+            name,
+            done: false,
+        })
+    }
+
+    /// The source's name, for messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// As [`LineReader::next_block`]: replaces `block` with the next block of keys.
+    pub(crate) fn next_block(&mut self, block: &mut Block) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let next = match self.full.recv() {
+            Ok(r) => r?,
+            Err(_) => return Err(CliError::at(&self.name, "reader thread stopped")),
+        };
+        let old = std::mem::replace(block, next);
+        if block.len() == 0 {
+            self.done = true;
+            return Ok(false);
+        }
+        // The reader waits for it after sending: never blocks.
+        let _ = self.empty.send(old);
+        Ok(true)
+    }
+}

@@ -5,7 +5,7 @@
 
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
-use crate::input::{Block, KeyOptions, LineReader, Source};
+use crate::input::{Block, BlockStream, KeyOptions, Source};
 use crate::progress::{note, Progress};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
@@ -77,7 +77,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let werr = |e: std::io::Error| CliError::io("stdout", e);
     for source in &sources {
         let progress = Progress::bytes(&format!("querying {}", source.name()), source.size()?);
-        let mut reader = LineReader::open(source, args.key_options.keep_empty, progress.clone())?;
+        let mut reader = BlockStream::open(source, args.key_options.keep_empty, progress.clone())?;
         let mut block = Block::default();
         while reader.next_block(&mut block)? {
             let hits = filter.contains_block(&block);

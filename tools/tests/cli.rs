@@ -72,7 +72,8 @@ fn build_query_stats_merge() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert_eq!(text.lines().count(), 500);
         assert!(
-            text.lines().all(|l| l.starts_with("user-") && !l.ends_with('\r')),
+            text.lines()
+                .all(|l| l.starts_with("user-") && !l.ends_with('\r')),
             "CRLF stripped, all present, printed as read"
         );
         let out = bin()
@@ -533,8 +534,16 @@ fn options_help_and_in_place_files() {
         "cannot be used with",
     );
     assert_usage_error(&run(&["stats"]), "required arguments were not provided");
-    assert_usage_error(&run(&["stats", "--filter"]), "a value is required for '--filter");
-    for help in [&["help"][..], &["--help"], &["build", "--help"], &["common", "-h"]] {
+    assert_usage_error(
+        &run(&["stats", "--filter"]),
+        "a value is required for '--filter",
+    );
+    for help in [
+        &["help"][..],
+        &["--help"],
+        &["build", "--help"],
+        &["common", "-h"],
+    ] {
         let out = run(help);
         assert!(out.status.success());
         assert!(stdout(&out).contains("Usage: bloomforge"), "{help:?}");
