@@ -1,0 +1,501 @@
+//! End-to-end: streaming build and query, `common` (exact against a `BTreeSet`
+//! intersection, approximate as a superset), stdin, and clean one-line failures.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bloomforge"))
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "bloomforge-stream-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&std::ffi::OsStr]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A deterministic generator (SplitMix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// The keys of a file under the documented policy: lines split at `\n`, one trailing
+/// `\r` stripped, empty lines skipped.
+fn keys_of(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
+    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    if bytes.last() == Some(&b'\n') {
+        lines.pop();
+    }
+    lines
+        .into_iter()
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// File `f` of a family: ids shared by all files, ids shared by some, private ids;
+/// duplicates, empty lines, CRLF endings, non-UTF-8 bytes, a NUL, an inner CR; no final
+/// newline on odd files.
+fn family_file(f: u64, lines: usize, files: u64) -> Vec<u8> {
+    let mut rng = Rng(1000 + f);
+    let mut out = Vec::new();
+    let mut written: Vec<Vec<u8>> = Vec::new();
+    for i in 0..lines {
+        let r = rng.next();
+        let key: Vec<u8> = match r % 10 {
+            // Shared by every file: ids from a small common pool.
+            0..=3 => format!("common-{}", r % 3000).into_bytes(),
+            // Shared by the files whose bit is set in the id.
+            4 | 5 => {
+                let id = (r >> 8) % 4000;
+                let owner = id % files;
+                let other = (id / files) % files;
+                if f == owner || f == other {
+                    format!("some-{id}").into_bytes()
+                } else {
+                    format!("private-{f}-{i}").into_bytes()
+                }
+            }
+            6 if !written.is_empty() => written[(r >> 16) as usize % written.len()].clone(),
+            7 => {
+                let mut k = vec![0xff, 0xfe, b'x', (r >> 24) as u8 % 16, 0x80];
+                k.extend_from_slice(format!("{}", r % 500).as_bytes());
+                k
+            }
+            8 => format!("cr\rinside-{}", r % 700).into_bytes(),
+            _ => format!("private-{f}-{i}").into_bytes(),
+        };
+        written.push(key.clone());
+        out.extend_from_slice(&key);
+        out.extend_from_slice(if r % 3 == 0 { b"\r\n" } else { b"\n" });
+        if r % 17 == 0 {
+            out.extend_from_slice(if r % 2 == 0 { b"\n" } else { b"\r\n" });
+        }
+    }
+    if f % 2 == 1 && out.last() == Some(&b'\n') {
+        out.pop();
+        if out.last() == Some(&b'\r') {
+            out.pop();
+        }
+    }
+    out
+}
+
+fn lines_of(stdout: &[u8]) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    assert_eq!(v.pop(), Some(Vec::new()), "output ends with a newline");
+    v
+}
+
+/// The value of `name: N` in `-v` output.
+fn stat(err: &str, name: &str) -> u64 {
+    let at = err
+        .find(&format!("{name}: "))
+        .unwrap_or_else(|| panic!("no {name} in {err}"));
+    err[at + name.len() + 2..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn common_exact_equals_set_intersection_for_2_3_5_files() {
+    let d = dir("exact");
+    for files in [2u64, 3, 5] {
+        let paths: Vec<PathBuf> = (0..files)
+            .map(|f| {
+                let p = d.join(format!("in-{files}-{f}.txt"));
+                std::fs::write(&p, family_file(f, 6000 + 1500 * f as usize, files)).unwrap();
+                p
+            })
+            .collect();
+        let mut want: Option<BTreeSet<Vec<u8>>> = None;
+        for p in &paths {
+            let k = keys_of(&std::fs::read(p).unwrap());
+            want = Some(match want {
+                None => k,
+                Some(w) => w.intersection(&k).cloned().collect(),
+            });
+        }
+        let want = want.unwrap();
+        assert!(want.len() > 1000, "{files} files: {}", want.len());
+        let temp = d.join(format!("tmp-{files}"));
+        std::fs::create_dir_all(&temp).unwrap();
+
+        // (a) a small budget: several partitions; (b) two forced partitions far over the
+        // budget: each is split again.
+        for forced in [None, Some("2")] {
+            let mut args: Vec<&std::ffi::OsStr> = vec![
+                os("-v"),
+                os("common"),
+                os("--exact"),
+                os("--memory"),
+                os("64K"),
+            ];
+            args.extend([os("--temp-dir"), temp.as_os_str()]);
+            if let Some(p) = forced {
+                args.extend([os("--partitions"), os(p)]);
+            }
+            args.extend(paths.iter().map(|p| p.as_os_str()));
+            let out = run(&args);
+            let err = stderr(&out);
+            assert!(out.status.success(), "{err}");
+            let got = lines_of(&out.stdout);
+            let got_set: BTreeSet<Vec<u8>> = got.iter().cloned().collect();
+            assert_eq!(got.len(), got_set.len(), "every common line once");
+            assert_eq!(got_set, want, "{files} files, {forced:?}: {err}");
+            match forced {
+                None => assert!(stat(&err, "partitions") > 1, "{err}"),
+                Some(_) => assert!(stat(&err, "re-splits") >= 1, "{err}"),
+            }
+            assert_eq!(
+                std::fs::read_dir(&temp).unwrap().count(),
+                0,
+                "temporary files removed"
+            );
+        }
+
+        // Approximate: a superset of the exact answer, every line from the largest file.
+        let mut args: Vec<&std::ffi::OsStr> = vec![os("common"), os("--memory"), os("256K")];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let got: BTreeSet<Vec<u8>> = lines_of(&out.stdout).into_iter().collect();
+        assert!(got.is_superset(&want));
+        let largest = keys_of(&std::fs::read(paths.last().unwrap()).unwrap());
+        assert!(got.is_subset(&largest));
+        assert!(
+            stderr(&out).contains("false-positive rate"),
+            "{}",
+            stderr(&out)
+        );
+
+        // -o writes the same answer to a file.
+        let o = d.join(format!("out-{files}.txt"));
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec![os("common"), os("--exact"), os("-o"), o.as_os_str()];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        assert!(run(&args).status.success());
+        let got: BTreeSet<Vec<u8>> = lines_of(&std::fs::read(&o).unwrap()).into_iter().collect();
+        assert_eq!(got, want);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn common_exact_equals_sort_comm() {
+    // The same answer as `LC_ALL=C sort -u | comm -12`, where those tools exist. The
+    // input has LF endings only (sort and comm keep CRs) and no empty lines.
+    let d = dir("comm");
+    let have = |t: &str| Command::new(t).arg("--version").output().is_ok();
+    if !(have("sort") && have("comm")) {
+        eprintln!("sort or comm missing: skipped");
+        return;
+    }
+    let mut paths = Vec::new();
+    for f in 0..2u64 {
+        let mut rng = Rng(7 + f);
+        let mut data = Vec::new();
+        for _ in 0..20_000 {
+            let r = rng.next();
+            data.extend_from_slice(format!("k{}\n", r % 30_000).as_bytes());
+            if r % 11 == 0 {
+                data.extend_from_slice(b"\xfe\xff-bytes\n");
+            }
+        }
+        let p = d.join(format!("c{f}.txt"));
+        std::fs::write(&p, data).unwrap();
+        let sorted = d.join(format!("c{f}.sorted"));
+        let st = Command::new("sort")
+            .env("LC_ALL", "C")
+            .arg("-u")
+            .arg(&p)
+            .arg("-o")
+            .arg(&sorted)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        paths.push((p, sorted));
+    }
+    let comm = Command::new("comm")
+        .env("LC_ALL", "C")
+        .arg("-12")
+        .arg(&paths[0].1)
+        .arg(&paths[1].1)
+        .output()
+        .unwrap();
+    assert!(comm.status.success());
+    let out = run(&[
+        os("common"),
+        os("--exact"),
+        os("--memory"),
+        os("128K"),
+        paths[0].0.as_os_str(),
+        paths[1].0.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut got = lines_of(&out.stdout);
+    got.sort();
+    assert_eq!(got, lines_of(&comm.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn pipe(args: &[&std::ffi::OsStr], input: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn build_query_every_key_files_and_stdin() {
+    let d = dir("bq");
+    let data = family_file(3, 60_000, 4);
+    let keys = keys_of(&data);
+    let kf = d.join("keys.txt");
+    std::fs::write(&kf, &data).unwrap();
+    for kind in [
+        "blocked",
+        "split",
+        "standard",
+        "counting",
+        "counting-standard",
+        "dleft",
+    ] {
+        for threads in ["1", "2"] {
+            let f = d.join(format!("{kind}-{threads}.bloom"));
+            // From the file (sized by the HyperLogLog pass), and from stdin (spooled).
+            let out = run(&[
+                os("--threads"),
+                os(threads),
+                os("build"),
+                kf.as_os_str(),
+                os("-o"),
+                f.as_os_str(),
+                os("--kind"),
+                os(kind),
+                os("--fp"),
+                os("0.001"),
+            ]);
+            assert!(out.status.success(), "{kind}: {}", stderr(&out));
+            let f2 = d.join(format!("{kind}-{threads}-stdin.bloom"));
+            let out = pipe(
+                &[
+                    os("--threads"),
+                    os(threads),
+                    os("build"),
+                    os("-o"),
+                    f2.as_os_str(),
+                    os("--kind"),
+                    os(kind),
+                    os("--fp"),
+                    os("0.001"),
+                    os("--temp-dir"),
+                    d.as_os_str(),
+                ],
+                &data,
+            );
+            assert!(out.status.success(), "{kind}: {}", stderr(&out));
+            assert_eq!(
+                std::fs::read(&f).unwrap(),
+                std::fs::read(&f2).unwrap(),
+                "{kind}: stdin builds the same filter"
+            );
+            // Every key is reported present, exactly as read (file and stdin).
+            let out = run(&[os("query"), f.as_os_str(), kf.as_os_str(), os("--absent")]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{kind}: a key reported absent");
+            let out = pipe(&[os("query"), f.as_os_str()], &data);
+            let got: BTreeSet<Vec<u8>> = lines_of(&out.stdout).into_iter().collect();
+            assert_eq!(got, keys, "{kind}");
+        }
+        // The same filter whatever the thread count.
+        assert_eq!(
+            std::fs::read(d.join(format!("{kind}-1.bloom"))).unwrap(),
+            std::fs::read(d.join(format!("{kind}-2.bloom"))).unwrap(),
+            "{kind}"
+        );
+    }
+    // No spool file left behind.
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("bloomforge-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // --keep-empty makes the empty line a key.
+    let f = d.join("empty.bloom");
+    let out = pipe(
+        &[os("build"), os("-o"), f.as_os_str(), os("--keep-empty")],
+        b"a\n\nb\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = pipe(&[os("query"), f.as_os_str(), os("--keep-empty")], b"\n");
+    assert_eq!(out.stdout, b"\n");
+
+    // An overfilled filter warns with its actual FP.
+    let f = d.join("over.bloom");
+    let out = run(&[
+        os("build"),
+        kf.as_os_str(),
+        os("-o"),
+        f.as_os_str(),
+        os("--expected"),
+        os("10000"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning") && stderr(&out).contains("false-positive rate is about"),
+        "{}",
+        stderr(&out)
+    );
+    // ... and one far too small is refused, with nothing written.
+    let f = d.join("useless.bloom");
+    let out = run(&[
+        os("build"),
+        kf.as_os_str(),
+        os("-o"),
+        f.as_os_str(),
+        os("--expected"),
+        os("100"),
+    ]);
+    assert_one_line_error(&out, "far too small");
+    assert!(!f.exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A clean failure: status 1, one line on stderr, no panic.
+fn assert_one_line_error(out: &Output, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
+    assert!(err.contains(needle), "{needle:?} not in {err:?}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn failures_are_one_line_and_leave_no_output() {
+    let d = dir("fail");
+    let kf = d.join("k.txt");
+    std::fs::write(
+        &kf,
+        (0..5000).map(|i| format!("k{i}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let good = d.join("good.bloom");
+    assert!(
+        run(&[os("build"), kf.as_os_str(), os("-o"), good.as_os_str()])
+            .status
+            .success()
+    );
+    let bytes = std::fs::read(&good).unwrap();
+
+    // A truncated and a corrupted filter.
+    let bad = d.join("bad.bloom");
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    assert_one_line_error(
+        &run(&[os("query"), bad.as_os_str(), kf.as_os_str()]),
+        "bad.bloom",
+    );
+    let mut corrupt = bytes.clone();
+    let n = corrupt.len();
+    corrupt[n - 3] ^= 0x10;
+    std::fs::write(&bad, &corrupt).unwrap();
+    let out = run(&[os("query"), bad.as_os_str(), kf.as_os_str()]);
+    assert_one_line_error(&out, "bad.bloom");
+    assert!(out.stdout.is_empty());
+    assert_one_line_error(&run(&[os("stats"), bad.as_os_str()]), "bad.bloom");
+
+    // A missing key file, a missing filter, a missing input of common.
+    let missing = d.join("missing.txt");
+    let out_f = d.join("never.bloom");
+    assert_one_line_error(
+        &run(&[
+            os("build"),
+            missing.as_os_str(),
+            os("-o"),
+            out_f.as_os_str(),
+        ]),
+        "missing.txt",
+    );
+    assert_one_line_error(&run(&[os("query"), missing.as_os_str()]), "missing.txt");
+    assert_one_line_error(
+        &run(&[
+            os("common"),
+            kf.as_os_str(),
+            missing.as_os_str(),
+            os("--exact"),
+        ]),
+        "missing.txt",
+    );
+
+    // Unwritable outputs: under a regular file, and in a missing directory.
+    for target in [kf.join("x.bloom"), d.join("nodir").join("x.bloom")] {
+        let out = run(&[os("build"), kf.as_os_str(), os("-o"), target.as_os_str()]);
+        assert_one_line_error(&out, "x.bloom");
+        assert!(!target.exists());
+        let out = run(&[
+            os("common"),
+            kf.as_os_str(),
+            kf.as_os_str(),
+            os("--exact"),
+            os("-o"),
+            target.as_os_str(),
+        ]);
+        assert_one_line_error(&out, "x.bloom");
+        assert!(!target.exists());
+    }
+    assert!(!out_f.exists());
+    // A failed build leaves an existing output untouched.
+    let out = run(&[os("build"), missing.as_os_str(), os("-o"), good.as_os_str()]);
+    assert_one_line_error(&out, "missing.txt");
+    assert_eq!(std::fs::read(&good).unwrap(), bytes);
+    // Nothing but the inputs and the good filter remain (no temporary files).
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bad.bloom", "good.bloom", "k.txt"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
