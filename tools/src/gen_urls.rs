@@ -51,7 +51,7 @@ fn url(id: u64, out: &mut Vec<u8>) {
 
 /// The id of fresh URL `i` of file `f` (shared ids even, private odd, disjoint).
 fn id_of(i: u64, f: u64) -> u64 {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         (i / 2) << 1
     } else {
         (((i / 2) << 8 | (f & 0xff)) << 1) | 1

@@ -29,7 +29,7 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = value * mult;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > 1e18 {
+    if !bytes.is_finite() || !(1.0..=1e18).contains(&bytes) {
         return Err(format!("{s:?} is out of range"));
     }
     Ok(bytes as u64)

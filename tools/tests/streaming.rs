@@ -93,9 +93,9 @@ fn family_file(f: u64, lines: usize, files: u64) -> Vec<u8> {
         };
         written.push(key.clone());
         out.extend_from_slice(&key);
-        out.extend_from_slice(if r % 3 == 0 { b"\r\n" } else { b"\n" });
-        if r % 17 == 0 {
-            out.extend_from_slice(if r % 2 == 0 { b"\n" } else { b"\r\n" });
+        out.extend_from_slice(if r.is_multiple_of(3) { b"\r\n" } else { b"\n" });
+        if r.is_multiple_of(17) {
+            out.extend_from_slice(if r.is_multiple_of(2) { b"\n" } else { b"\r\n" });
         }
     }
     if f % 2 == 1 && out.last() == Some(&b'\n') {
@@ -227,7 +227,7 @@ fn common_exact_equals_sort_comm() {
         for _ in 0..20_000 {
             let r = rng.next();
             data.extend_from_slice(format!("k{}\n", r % 30_000).as_bytes());
-            if r % 11 == 0 {
+            if r.is_multiple_of(11) {
                 data.extend_from_slice(b"\xfe\xff-bytes\n");
             }
         }
