@@ -267,8 +267,12 @@ fn approximate(
         pass.par_chunks_mut(8192)
             .zip(hashes.par_chunks(8192))
             .for_each(|(p, h)| {
+                // The first filter by the pipelined batch probe, the others on its hits.
+                filters[0].contains_hashes(h, p);
                 for (x, &h) in p.iter_mut().zip(h) {
-                    *x = filters.iter().all(|f| f.contains_hash(h));
+                    if *x {
+                        *x = filters[1..].iter().all(|f| f.contains_hash(h));
+                    }
                 }
             });
         for (i, &ok) in pass.iter().enumerate() {
