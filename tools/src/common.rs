@@ -201,10 +201,9 @@ fn approximate(
         .collect::<Result<_>>()?;
     let total: f64 = counts.iter().sum::<f64>().max(1.0);
     let budget_bits = args.memory.saturating_mul(8);
-    let mut filters = Vec::with_capacity(files.len());
-    let mut worst = 0.0f64;
-    for ((path, size), &d) in files.iter().zip(&counts) {
-        let bits = match args.fp {
+    let mut sizes = Vec::with_capacity(files.len());
+    for &d in &counts {
+        sizes.push(match args.fp {
             Some(p) => {
                 if !(p > 0.0 && p < 1.0) {
                     return Err("--fp must be between 0 and 1".into());
@@ -213,7 +212,20 @@ fn approximate(
                 (bpk * d.max(1.0)).ceil() as u64
             }
             None => (budget_bits as f64 * d / total) as u64,
-        };
+        });
+    }
+    let needed: u64 = sizes.iter().map(|b| b.div_ceil(512) * 64).sum();
+    if args.fp.is_some() && needed > args.memory {
+        return Err(CliError::Msg(format!(
+            "--fp {} needs {:.1} MB of filters, more than --memory {:.1} MB",
+            args.fp.unwrap_or_default(),
+            needed as f64 / 1e6,
+            args.memory as f64 / 1e6
+        )));
+    }
+    let mut filters = Vec::with_capacity(files.len());
+    let mut worst = 0.0f64;
+    for (((path, size), &d), &bits) in files.iter().zip(&counts).zip(&sizes) {
         let mut f = AnyFilter::Blocked(new_blocked(bits, d, args.seed)?);
         let progress = Progress::bytes(&format!("filtering {}", path.display()), Some(*size));
         let mut reader = BlockStream::open(
@@ -229,27 +241,21 @@ fn approximate(
         let fp = f.expected_false_pos();
         worst = worst.max(fp);
         note!(
-            "{}: ~{d:.0} distinct lines, filter of {} bits ({:.2} bits/line): a line missing from \
-             it passes with probability {fp:.3e}",
+            "{}: ~{d:.0} distinct lines, filter of {} bits ({:.2} bits/line): a line missing \
+             from it passes with probability {fp:.3e}",
             path.display(),
             f.memory_bits(),
             f.memory_bits() as f64 / d.max(1.0)
         );
         filters.push(f);
     }
-    let used: u64 = filters.iter().map(|f| f.memory_bits() / 8).sum();
-    if used > args.memory.max(64) + 64 * filters.len() as u64 {
-        return Err(CliError::Msg(format!(
-            "--fp {} needs {:.1} MB of filters, more than --memory {:.1} MB",
-            args.fp.unwrap_or_default(),
-            used as f64 / 1e6,
-            args.memory as f64 / 1e6
-        )));
-    }
     note!(
-        "approximate: --memory {:.1} MB buys a false-positive rate of at most {worst:.3e} per \
-         line of {} that is missing from another file (use --exact for an exact answer)",
-        args.memory as f64 / 1e6,
+        "approximate: {} buys a false-positive rate of at most {worst:.3e} per line of {} \
+         that is missing from another file (use --exact for an exact answer)",
+        match args.fp {
+            Some(p) => format!("--fp {p} ({:.1} MB of filters)", needed as f64 / 1e6),
+            None => format!("--memory {:.1} MB", args.memory as f64 / 1e6),
+        },
         stream_path.display()
     );
     let size = Source::File(stream_path.clone()).size()?;

@@ -239,14 +239,13 @@ impl LineReader {
     fn split_lines(&mut self, block: &mut Block, end: usize) -> usize {
         let data = &block.data[..end];
         let mut start = 0;
-        while start < end {
+        // One SIMD scan for all the line ends of the block.
+        let ends = memchr::memchr_iter(b'\n', data)
+            .chain((end > 0 && data[end - 1] != b'\n').then_some(end));
+        for line_end in ends {
             if block.spans.len() == BLOCK_LINES {
                 return start;
             }
-            let (line_end, next) = match memchr::memchr(b'\n', &data[start..]) {
-                Some(i) => (start + i, start + i + 1),
-                None => (end, end),
-            };
             let mut e = line_end;
             if e > start && data[e - 1] == b'\r' {
                 e -= 1;
@@ -256,7 +255,7 @@ impl LineReader {
                 block.spans.push((start as u32, e as u32));
                 block.line_numbers.push(self.line_no);
             }
-            start = next;
+            start = line_end + 1;
         }
         end
     }
