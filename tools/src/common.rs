@@ -351,7 +351,7 @@ impl Temp {
     fn write_err(&self, path: &Path, e: std::io::Error) -> CliError {
         if is_disk_full(&e) {
             CliError::TempFull {
-                needed_gb: self.needed_estimate as f64 / 1e9,
+                needed: self.needed_estimate,
                 dir: self
                     .dir
                     .path()
@@ -498,7 +498,8 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     )?;
     let mut block = Block::default();
     let avg_line = if reader.next_block(&mut block)? {
-        (block.data_len() as f64 / block.len() as f64).max(1.0) + 1.0
+        // Bytes per key, terminators and skipped empty lines included.
+        (block.data_len() as f64 / block.len() as f64).max(1.0)
     } else {
         64.0
     };
@@ -511,7 +512,8 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     // Pass 3 runs one set per worker thread, each within its share of the budget, and
     // sets of at most SET_TARGET bytes (probes then mostly hit the cache).
     let workers = rayon::current_num_threads().max(1) as u64;
-    let task_budget = (budget / workers).max(1 << 16);
+    // At most 3 GiB a set: arena offsets are 32-bit.
+    let task_budget = (budget / workers).clamp(1 << 16, 3 << 30);
     let parts_n = args
         .partitions
         .unwrap_or_else(|| {
@@ -666,7 +668,7 @@ impl Pass3<'_, '_> {
                 }
             })
         } else {
-            intersect(&part, self.n, self.seed, &self.out, self.temp).map(|c| {
+            intersect(&part, self.budget, self.n, self.seed, &self.out, self.temp).map(|c| {
                 self.common.fetch_add(c, Relaxed);
                 self.progress.inc(part.bytes);
             })
@@ -766,13 +768,34 @@ impl LineSet {
         }
     }
 
-    fn insert(&mut self, hash: u64, line: &[u8]) {
+    fn insert(&mut self, hash: u64, line: &[u8]) -> Result<()> {
         if let Err(slot) = self.find(hash, line) {
+            if self.arena.len() + line.len() > u32::MAX as usize {
+                return Err("a partition's distinct lines exceed 4 GiB".into());
+            }
             let off = self.arena.len() as u32;
             self.arena.extend_from_slice(line);
             self.entries.push((hash, off, line.len() as u32));
             self.seen.push(1);
             self.slots[slot] = self.entries.len() as u32;
+            if self.entries.len() * 2 > self.slots.len() {
+                self.grow();
+            }
+        }
+        Ok(())
+    }
+
+    /// Doubles the slot table (only when the reservation was capped: see `intersect`).
+    fn grow(&mut self) {
+        let n = self.slots.len() * 2;
+        self.slots = vec![0; n];
+        self.mask = n - 1;
+        for (e, &(h, _, _)) in self.entries.iter().enumerate() {
+            let mut i = (mix(h) as usize) & self.mask;
+            while self.slots[i] != 0 {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = e as u32 + 1;
         }
     }
 }
@@ -780,12 +803,19 @@ impl LineSet {
 /// The common lines of one partition, printed; returns how many.
 fn intersect(
     part: &Part,
+    budget: u64,
     n: usize,
     seed: u64,
     out: &Mutex<&mut (dyn Write + Send)>,
     temp: &Temp,
 ) -> Result<u64> {
-    let mut set = LineSet::with_capacity(part.first_lines, part.first_bytes)?;
+    // Reserve for every record of the smallest file, but never past the budget: a
+    // partition that re-splitting could not shrink is one line repeated, and its set
+    // holds each distinct line once (it grows if needed).
+    let mut set = LineSet::with_capacity(
+        part.first_lines.min(budget / 2 / SET_BYTES_PER_LINE),
+        part.first_bytes.min(budget / 2),
+    )?;
     temp.largest_set.fetch_max(set.bytes(), Relaxed);
     let h = hasher(seed ^ 0x5e7);
     let mut records = Records::open(&part.path)?;
@@ -793,7 +823,7 @@ fn intersect(
     while let Some(tag) = records.next(&mut line)? {
         let hash = h.hash_one(line.as_slice());
         if tag == 0 {
-            set.insert(hash, &line);
+            set.insert(hash, &line)?;
         } else if let Ok(e) = set.find(hash, &line) {
             // Lines of file `tag` follow those of every earlier file: a line seen in
             // all `tag` earlier files moves to `tag + 1`; repeats within a file do not.

@@ -14,10 +14,10 @@ pub(crate) enum CliError {
         source: std::io::Error,
     },
     /// The temporary directory ran out of space.
-    #[error("temp dir full: needs about {needed_gb:.1} GB in {dir}")]
+    #[error("temp dir full: needs about {} in {dir}", human(*needed))]
     TempFull {
-        /// Estimated temporary space the run needs, in GB (10^9 bytes).
-        needed_gb: f64,
+        /// Estimated temporary space the run needs, in bytes.
+        needed: u64,
         /// The temporary directory.
         dir: String,
     },
@@ -62,4 +62,13 @@ pub(crate) fn is_disk_full(e: &std::io::Error) -> bool {
         e.kind(),
         std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
     ) || e.raw_os_error() == Some(28)
+}
+
+/// `N GB` (10^9 bytes, one decimal) from 0.1 GB on, `N MB` below.
+fn human(bytes: u64) -> String {
+    if bytes >= 100_000_000 {
+        format!("{:.1} GB", bytes as f64 / 1e9)
+    } else {
+        format!("{} MB", bytes.div_ceil(1_000_000))
+    }
 }

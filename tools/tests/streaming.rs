@@ -268,6 +268,30 @@ fn common_exact_equals_sort_comm() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+#[test]
+fn common_exact_one_line_repeated_past_the_budget() {
+    // Re-splitting cannot shrink a partition of one line repeated: it is loaded as it
+    // is, and its set holds the line once.
+    let d = dir("repeat");
+    let a = d.join("a.txt");
+    let b = d.join("b.txt");
+    std::fs::write(&a, "same-line\n".repeat(60_000)).unwrap();
+    std::fs::write(&b, "other\nsame-line\r\nthird\n".repeat(30_000)).unwrap();
+    let out = run(&[
+        os("-v"),
+        os("common"),
+        os("--exact"),
+        os("--memory"),
+        os("64K"),
+        a.as_os_str(),
+        b.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, b"same-line\n");
+    assert!(stat(&stderr(&out), "re-splits") >= 1, "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 fn pipe(args: &[&std::ffi::OsStr], input: &[u8]) -> Output {
     let mut child = bin()
         .args(args)
