@@ -16,7 +16,7 @@ $B gen-urls --lines "$LINES" --file 1 -o "$DIR/b.txt"
 cat "$DIR/a.txt" "$DIR/b.txt" > /dev/null
 tv() { # OUT, command...: runs the command into OUT, prints its stderr, wall time and RSS
   local out=$1; shift
-  /usr/bin/time -v "$@" 2> "$DIR/time.txt" > "$out"; grep -v '^\s' "$DIR/time.txt" | sed 's/^/    /';
+  /usr/bin/time -v "$@" 2> "$DIR/time.txt" > "$out" || echo "    FAILED"; { grep -v '^\s' "$DIR/time.txt" || true; } | sed 's/^/    /';
   awk -F': ' '/Elapsed/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; w=s}
               /Maximum resident/ {r=$2/1024} END {printf "    wall %.2f s, peak RSS %.1f MB\n", w, r}' "$DIR/time.txt"; }
 echo "exact, --memory $MEM:"
