@@ -5,10 +5,11 @@
 //! Keys from stdin are then spooled to a temporary file during pass 1 (in `--temp-dir`,
 //! removed at the end, on error and on Ctrl-C) so pass 2 can read them again; give
 //! `--expected` to stream stdin once with no temporary file. Pass 2 inserts block by block
-//! (see [`AnyFilter::insert_block`]). Resident memory: the filter, plus at most one input
-//! block (`input::BLOCK_BYTES` = 8 MiB and the longest line, and 16 bytes of index and 8
-//! of hash per key, at most 2^18 keys: under 16 MiB in all for lines under 4 MiB), plus
-//! the 16 KiB sketch.
+//! (see [`AnyFilter::insert_block`]). Resident memory: the filter, plus at most two input
+//! blocks (one being read on the reader thread, one being inserted; each
+//! `input::BLOCK_BYTES` = 8 MiB and the longest line, and 16 bytes of index and 8 of hash
+//! per key, at most 2^18 keys: under 16 MiB for lines under 4 MiB), plus the 16 KiB
+//! sketch: at most 32 MiB over the filter.
 
 use crate::cleanup::TempDir;
 use crate::error::{CliError, Result};

@@ -26,7 +26,8 @@
 //! [`Command`] (its doc comment is the one-line summary in `bloomforge --help`) and the
 //! arm `Command::Name(a) => <name>::run(a)` in [`run`]. Reuse the shared pieces:
 //! [`input::LineReader`] (blocks of keys from files or stdin, CRLF and empty-line
-//! policy), [`input::KeyOptions`] (`--keep-empty`, to `#[command(flatten)]`),
+//! policy; `for_each_line` for a simple loop) or [`input::BlockStream`] (the same, read
+//! ahead on a thread), [`input::KeyOptions`] (`--keep-empty`, to `#[command(flatten)]`),
 //! [`error::CliError`] (one-line errors naming the file), [`output::write_file`]
 //! (atomic output), [`progress::Progress`], [`cleanup::TempDir`] (temporary files
 //! removed on error and Ctrl-C) and [`size::parse_size`] (`512M`, `4GiB`).
@@ -164,6 +165,13 @@ fn main() -> ExitCode {
     }
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed stdout (`bloomforge query ... | head`) ends the command quietly, as a
+        // SIGPIPE ends `cat`.
+        Err(error::CliError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("bloomforge: {e}");
             ExitCode::FAILURE

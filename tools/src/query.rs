@@ -1,7 +1,8 @@
 //! `query`: streams keys through a filter and prints the ones that may be present (or,
 //! `--absent`, the ones that surely are not), exactly as read (raw bytes, line terminator
 //! removed), one per line, in input order. Keys are hashed and probed in parallel block
-//! by block; memory: the filter plus one input block.
+//! by block; memory: the filter plus two input blocks (see `input::BlockStream`). Loading
+//! the filter file holds its bytes and the decoded filter at once (2x the filter, briefly).
 
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
