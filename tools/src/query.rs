@@ -1,14 +1,20 @@
 //! `query`: streams keys through a filter and prints the ones that may be present (or,
 //! `--absent`, the ones that surely are not), exactly as read (raw bytes, line terminator
 //! removed), one per line, in input order. Keys are hashed and probed in parallel block
-//! by block; memory: the filter plus two input blocks (see `input::BlockStream`). Loading
-//! the filter file holds its bytes and the decoded filter at once (2x the filter, briefly).
+//! by block; memory: the filter plus two input blocks (see `input::BlockStream`). Blocked
+//! and split-block filters are queried in place from the memory-mapped file (core's
+//! zero-copy views: no second copy of the filter); the other kinds are loaded, which holds
+//! the file's bytes and the decoded filter at once (2x the filter, briefly).
 
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
 use crate::progress::{note, Progress};
+use bloomforge_core::format::{FilterKind, Header};
+use bloomforge_core::{BlockedBloomFilterView, SplitBlockBloomFilterView};
+use rayon::prelude::*;
 use std::ffi::OsString;
+use std::hash::BuildHasher;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -59,29 +65,112 @@ pub(crate) fn filter_and_keys(
     Ok((path, Source::list(&names)))
 }
 
+/// A filter to probe: loaded, or a view of the mapped file.
+enum Probe<'a> {
+    Loaded(AnyFilter),
+    Blocked(BlockedBloomFilterView<'a>),
+    Split(SplitBlockBloomFilterView<'a>),
+}
+
+impl Probe<'_> {
+    fn contains_block(&self, block: &Block) -> Vec<bool> {
+        match self {
+            Probe::Loaded(f) => f.contains_block(block),
+            Probe::Blocked(v) => view_block(
+                block,
+                |k| v.hasher().hash_one(k),
+                |h, o| v.contains_hash_batch(h, o).is_ok(),
+            ),
+            Probe::Split(v) => view_block(
+                block,
+                |k| v.hasher().hash_one(k),
+                |h, o| v.contains_hash_batch(h, o).is_ok(),
+            ),
+        }
+    }
+}
+
+/// `contains` of a block's keys through a view, in parallel chunks.
+fn view_block(
+    block: &Block,
+    hash: impl Fn(&[u8]) -> u64 + Sync,
+    probe: impl Fn(&[u64], &mut [bool]) -> bool + Sync,
+) -> Vec<bool> {
+    let mut hits = vec![false; block.len()];
+    hits.par_chunks_mut(8192)
+        .zip(block.spans().par_chunks(8192))
+        .for_each(|(out, spans)| {
+            let hashes: Vec<u64> = spans.iter().map(|&s| hash(block.span(s))).collect();
+            let ok = probe(&hashes, out);
+            debug_assert!(ok, "equal lengths");
+        });
+    hits
+}
+
+/// Maps `path` if it holds a blocked or split-block filter (`None`: load it instead).
+fn map_plain(path: &std::path::Path) -> Result<Option<memmap2::Mmap>> {
+    let file = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| CliError::io(path, e))?;
+    if !meta.is_file() || meta.len() < bloomforge_core::format::HEADER_LEN as u64 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only and private to this process; the views only read it.
+    // Another process truncating or rewriting the file while it is queried could change
+    // or unmap the bytes under us, as for any mapped file: filters are replaced by
+    // rename (`output::write_file`), which leaves this mapping on the old file intact.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| CliError::io(path, e))?;
+    Ok(match Header::parse(&map) {
+        Ok(h) if matches!(h.kind, FilterKind::Blocked512 | FilterKind::SplitBlock256) => Some(map),
+        _ => None,
+    })
+}
+
 /// Runs `query`.
 pub(crate) fn run(args: Args) -> Result<()> {
     let (path, sources) = filter_and_keys(&args.args, args.filter.as_ref(), &args.keys_opt)?;
-    let filter = AnyFilter::read(&path)?;
-    if args.count && !filter.is_counting() {
-        return Err(CliError::at(
-            path.display(),
-            format!(
-                "--count needs a counting or d-left filter; a {} Bloom filter keeps no counts",
-                filter.name()
-            ),
-        ));
+    let map = if args.count { None } else { map_plain(&path)? };
+    let probe = match &map {
+        Some(bytes) => {
+            let e = |e: bloomforge_core::Error| CliError::at(path.display(), e);
+            match Header::parse(bytes).map_err(e)?.kind {
+                FilterKind::Blocked512 => {
+                    Probe::Blocked(BlockedBloomFilterView::from_bytes(bytes).map_err(e)?)
+                }
+                _ => Probe::Split(SplitBlockBloomFilterView::from_bytes(bytes).map_err(e)?),
+            }
+        }
+        None => Probe::Loaded(AnyFilter::read(&path)?),
+    };
+    run_with(&args, &path, &probe, &sources)
+}
+
+fn run_with(
+    args: &Args,
+    path: &std::path::Path,
+    probe: &Probe<'_>,
+    sources: &[Source],
+) -> Result<()> {
+    if let (true, Probe::Loaded(filter)) = (args.count, probe) {
+        if !filter.is_counting() {
+            return Err(CliError::at(
+                path.display(),
+                format!(
+                    "--count needs a counting or d-left filter; a {} Bloom filter keeps no counts",
+                    filter.name()
+                ),
+            ));
+        }
     }
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     let (mut total, mut present) = (0u64, 0u64);
     let werr = |e: std::io::Error| CliError::io("stdout", e);
-    for source in &sources {
+    for source in sources {
         let progress = Progress::bytes(&format!("querying {}", source.name()), source.size()?);
         let mut reader = BlockStream::open(source, args.key_options.keep_empty, progress.clone())?;
         let mut block = Block::default();
         while reader.next_block(&mut block)? {
-            let hits = filter.contains_block(&block);
+            let hits = probe.contains_block(&block);
             total += hits.len() as u64;
             for (i, &hit) in hits.iter().enumerate() {
                 present += u64::from(hit);
@@ -92,7 +181,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
                 }
                 let key = block.key(i);
                 out.write_all(key).map_err(werr)?;
-                if args.count {
+                if let (true, Probe::Loaded(filter)) = (args.count, probe) {
                     // The count only when asked for: it is a second lookup.
                     let c = filter.count(key).unwrap_or_default();
                     out.write_all(b"\t")
