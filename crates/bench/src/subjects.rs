@@ -922,6 +922,8 @@ mod tests {
                 // d-left filter 5-bit remainders: only sanity here.
                 let limit = match target {
                     Target::BitsPerKey(_) => 0.9,
+                    // Fixed 8-bit fingerprints: about 2-3 % whatever the target.
+                    Target::FalsePos(_) if e.name == "cuckoofilter" => 0.04,
                     Target::FalsePos(p) => 2.0 * p,
                 };
                 assert!(f.predict(3000).fp < limit, "{}", e.name);

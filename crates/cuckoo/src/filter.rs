@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 pub const DEFAULT_MAX_KICKS: u32 = 500;
 
 /// Keys ahead whose two buckets the batch loops hash and prefetch.
-const AHEAD: usize = 16;
+const AHEAD: usize = 32;
 
 /// Largest bucket count (keeps `hf + m` and byte offsets far from overflow).
 pub(crate) const MAX_BUCKETS: u64 = 1 << 56;
