@@ -372,6 +372,9 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     }
 
     fn insert_probe(&mut self, p: Probe) -> Result<()> {
+        // Start the second bucket's load now: `try_place(i1)` branches on the first one's
+        // slots, and out of cache the two misses should overlap.
+        prefetch(self.table.as_ptr().wrapping_add(self.geometry().start(p.i2)));
         if self.try_place(p.i1, p.fp) || self.try_place(p.i2, p.fp) {
             self.len += 1;
             return Ok(());
@@ -434,18 +437,7 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     /// nothing changed.
     pub fn remove_hash(&mut self, hash: u64) -> Result<()> {
         let p = self.geometry().probe::<F>(hash);
-        if self.take(p.i1, p.fp) || self.take(p.i2, p.fp) {
-            self.len -= 1;
-            self.unstash();
-            return Ok(());
-        }
-        if self.stash_fp != 0 && self.stash_matches(&p) {
-            self.stash_fp = 0;
-            self.stash_bucket = 0;
-            self.len -= 1;
-            return Ok(());
-        }
-        Err(CuckooError::NotPresent)
+        self.remove_probe(p)
     }
 
     /// Moves the stashed fingerprint back into the table if one of its buckets has room.
@@ -638,6 +630,7 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     }
 
     fn remove_probe(&mut self, p: Probe) -> Result<()> {
+        prefetch(self.table.as_ptr().wrapping_add(self.geometry().start(p.i2)));
         if self.take(p.i1, p.fp) || self.take(p.i2, p.fp) {
             self.len -= 1;
             self.unstash();
