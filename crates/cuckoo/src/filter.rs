@@ -374,7 +374,11 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     fn insert_probe(&mut self, p: Probe) -> Result<()> {
         // Start the second bucket's load now: `try_place(i1)` branches on the first one's
         // slots, and out of cache the two misses should overlap.
-        prefetch(self.table.as_ptr().wrapping_add(self.geometry().start(p.i2)));
+        prefetch(
+            self.table
+                .as_ptr()
+                .wrapping_add(self.geometry().start(p.i2)),
+        );
         if self.try_place(p.i1, p.fp) || self.try_place(p.i2, p.fp) {
             self.len += 1;
             return Ok(());
@@ -630,7 +634,11 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     }
 
     fn remove_probe(&mut self, p: Probe) -> Result<()> {
-        prefetch(self.table.as_ptr().wrapping_add(self.geometry().start(p.i2)));
+        prefetch(
+            self.table
+                .as_ptr()
+                .wrapping_add(self.geometry().start(p.i2)),
+        );
         if self.take(p.i1, p.fp) || self.take(p.i2, p.fp) {
             self.len -= 1;
             self.unstash();

@@ -65,5 +65,22 @@ pub use filter::{CuckooBuilder, CuckooFilter, DEFAULT_MAX_KICKS};
 pub use persist::CuckooFilterView;
 pub use table::{Fingerprint, Fp12, Fp16, Fp8};
 
+/// The README's cuckoo example, run as a doctest here (core's README doctest cannot: it
+/// does not depend on this crate).
+///
+/// ```
+/// use bloomforge_cuckoo::{CuckooFilter, Fp16};
+/// let mut f = CuckooFilter::new(1_000_000, 0.01)?; // 12-bit fingerprints, 4 slots
+/// f.insert(&"key")?;
+/// assert!(f.contains(&"key"));
+/// f.remove(&"key")?;
+/// let g = CuckooFilter::builder().expected_items(1000).false_pos(0.0002)
+///     .bucket_size(4).max_kicks(500).seed(7).fingerprint::<Fp16>().build()?;
+/// assert_eq!(g.fingerprint_bits(), 16);
+/// # Ok::<(), bloomforge_cuckoo::CuckooError>(())
+/// ```
+#[cfg(doctest)]
+pub struct ReadmeExample;
+
 #[cfg(test)]
 mod tests;
