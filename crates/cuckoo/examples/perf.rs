@@ -5,11 +5,15 @@
 //! ```text
 //! cargo run --release -p bloomforge-cuckoo --example perf            # 1M keys
 //! cargo run --release -p bloomforge-cuckoo --example perf -- 10000000 # 10M keys
+//! cargo run --release -p bloomforge-cuckoo --example perf -- 100000000 1 0.01 # 1 build, 1 %
 //! ```
+//!
+//! Arguments: keys (default 1M), builds per filter (default 3), target FPs (default
+//! `0.01,0.001`).
 //!
 //! Per filter: bits/key, ns/key for insert, contains of members (+) and non-members (-),
 //! batch contains where the filter has one, and remove; the measured FP. Each figure is
-//! the median of `REPS` fresh builds; every timed pass checks its answers (all members
+//! the median of fresh builds (3 by default); every timed pass checks its answers (all members
 //! found, the FP near the filter's own rate, every remove accepted) and the run aborts on
 //! a wrong answer. Keys: random `u64`, members and non-members disjoint (top bit).
 
@@ -20,7 +24,14 @@ use bloomforge_dleft::DLeftCountingBloomFilter;
 use std::hint::black_box;
 use std::time::Instant;
 
-const REPS: usize = 3;
+
+fn arg(i: usize) -> Option<String> {
+    std::env::args().nth(i)
+}
+
+fn reps() -> usize {
+    arg(2).map_or(3, |a| a.parse().expect("second argument: builds per filter"))
+}
 
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -79,7 +90,7 @@ macro_rules! measure {
     ($row:expr, $keys:expr, $neg:expr, $limit:expr, $build:expr, $bits:expr,
      ins: $ins:expr, has: $has:expr, batch: $batch:expr, rm: $rm:expr) => {{
         let n = $keys.len();
-        for _ in 0..REPS {
+        for _ in 0..reps() {
             let mut f = $build;
             $row.insert.push(time(n, || {
                 for k in $keys {
@@ -124,19 +135,22 @@ type Batch<F> = Option<fn(&F, &[u64], &mut [bool])>;
 type Rm<F> = Option<fn(&mut F, &u64)>;
 
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .map(|a| a.parse().expect("argument: number of keys"))
-        .unwrap_or(1_000_000);
+    let n: usize = arg(1).map_or(1_000_000, |a| a.parse().expect("first argument: keys"));
     let mut rng = 0x5eed_u64;
     let keys: Vec<u64> = (0..n).map(|_| splitmix(&mut rng) >> 1).collect();
     let neg: Vec<u64> = (0..n).map(|_| splitmix(&mut rng) | (1 << 63)).collect();
     let (keys, neg) = (&keys[..], &neg[..]);
     println!(
-        "{n} keys, random u64, median of {REPS} builds, ns/key; backend {:?}",
+        "{n} keys, random u64, median of {} builds, ns/key; backend {:?}",
+        reps(),
         bloomforge_core::Backend::detect()
     );
-    for target in [0.01, 0.001] {
+    let targets: Vec<f64> = arg(3).map_or(vec![0.01, 0.001], |a| {
+        a.split(',')
+            .map(|t| t.parse().expect("third argument: FP targets, e.g. 0.01,0.001"))
+            .collect()
+    });
+    for target in targets {
         let mut rows = Vec::new();
         // The limit a pass's measured FP must stay under: 3x the target (cuckoofilter's
         // fixed 8-bit fingerprints: 10 %).

@@ -107,8 +107,9 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
     }
 
     fn read(&self, i: usize) -> RwLockReadGuard<'_, CuckooFilter<F, S>> {
-        // A panic while a shard is locked cannot leave it inconsistent in a way that loses
-        // keys (every table write is one slot), so a poisoned lock is still used.
+        // A lock is poisoned only by a panic while it is held, and the calls made under
+        // it (a shard's insert, query, remove, clear) do not panic; a poisoned shard is
+        // still used rather than turning every later call into a panic.
         self.shards[i].read().unwrap_or_else(|e| e.into_inner())
     }
 
