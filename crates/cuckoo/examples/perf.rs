@@ -24,13 +24,14 @@ use bloomforge_dleft::DLeftCountingBloomFilter;
 use std::hint::black_box;
 use std::time::Instant;
 
-
 fn arg(i: usize) -> Option<String> {
     std::env::args().nth(i)
 }
 
 fn reps() -> usize {
-    arg(2).map_or(3, |a| a.parse().expect("second argument: builds per filter"))
+    arg(2).map_or(3, |a| {
+        a.parse().expect("second argument: builds per filter")
+    })
 }
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -147,7 +148,10 @@ fn main() {
     );
     let targets: Vec<f64> = arg(3).map_or(vec![0.01, 0.001], |a| {
         a.split(',')
-            .map(|t| t.parse().expect("third argument: FP targets, e.g. 0.01,0.001"))
+            .map(|t| {
+                t.parse()
+                    .expect("third argument: FP targets, e.g. 0.01,0.001")
+            })
             .collect()
     });
     for target in targets {
