@@ -35,6 +35,7 @@ pub mod plots;
 pub mod report;
 pub mod rng;
 pub mod subjects;
+pub mod subjects_cuckoo;
 pub mod theory;
 pub mod timing;
 pub mod workload;

@@ -11,6 +11,7 @@
 //! the `u64` key itself, std's SipHash for strings; `HashSet`: std's SipHash), so the
 //! hash cost is part of every number, as users would pay it.
 
+use crate::subjects_cuckoo::{build_cuckoo, build_cuckoofilter, build_scalable_cuckoo};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
@@ -151,6 +152,8 @@ pub enum Layout {
     Counting,
     /// d-left counting Bloom filter.
     DLeft,
+    /// Cuckoo filter (buckets of fingerprints).
+    Cuckoo,
     /// Random cache-line reads (the physical floor).
     Floor,
 }
@@ -166,6 +169,7 @@ impl Layout {
             Layout::Exact => "exact",
             Layout::Counting => "counting",
             Layout::DLeft => "d-left",
+            Layout::Cuckoo => "cuckoo",
             Layout::Floor => "floor",
         }
     }
@@ -249,6 +253,9 @@ pub fn registry() -> Vec<Entry> {
         entry!("counting", Counting, Ours, static = false, "CountingBloomFilter, 4-bit counters, 128 per line, foldhash", build_counting),
         entry!("counting-atomic", Counting, Ours, static = false, "AtomicCountingBloomFilter (CAS per word), foldhash", build_counting_atomic),
         entry!("d-left", DLeft, Ours, static = false, "DLeftCountingBloomFilter, d=4, 8 cells, 2-bit counters, foldhash", build_dleft),
+        entry!("cuckoo", Cuckoo, Ours, static = false, "CuckooFilter, 4-slot buckets (2 where 12 bits need it), 12- or 16-bit fingerprints, foldhash", build_cuckoo),
+        entry!("cuckoofilter", Cuckoo, Peer, static = false, "cuckoofilter 0.5, 8-bit fingerprints, power-of-two buckets, SipHash-1-3", build_cuckoofilter),
+        entry!("scalable-cuckoo", Cuckoo, Peer, static = false, "scalable_cuckoo_filter 0.3, SipHash-1-3, grows", build_scalable_cuckoo),
         entry!("fastbloom", Standard, Peer, static = false, "fastbloom 0.17 BloomFilter, SipHash-1-3", build_fastbloom),
         entry!("fastbloom-atomic", Standard, Peer, static = false, "fastbloom 0.17 AtomicBloomFilter, SipHash-1-3", build_fastbloom_atomic),
         entry!("bloomfilter", Standard, Peer, static = false, "bloomfilter 3 Bloom, SipHash-1-3 x2, own k", build_bloomfilter),
@@ -915,6 +922,8 @@ mod tests {
                 // d-left filter 5-bit remainders: only sanity here.
                 let limit = match target {
                     Target::BitsPerKey(_) => 0.9,
+                    // Fixed 8-bit fingerprints: about 2-3 % whatever the target.
+                    Target::FalsePos(_) if e.name == "cuckoofilter" => 0.04,
                     Target::FalsePos(p) => 2.0 * p,
                 };
                 assert!(f.predict(3000).fp < limit, "{}", e.name);

@@ -1,0 +1,204 @@
+//! [`ConcurrentCuckooFilter`]: inserts, queries and removes through `&self` from many
+//! threads, by lock striping over independent sub-filters.
+//!
+//! The key's hash picks one of `2^s` shards (fast range of a re-mixed hash, so the shard
+//! choice is independent of the bits that pick buckets and fingerprints); each shard is a
+//! [`CuckooFilter`] behind its own `RwLock`, so threads contend only when they touch the
+//! same shard, queries share it, and a kick chain never crosses a shard (its buckets are
+//! the shard's). libcuckoo locks stripes of buckets inside one table instead; shards give
+//! the same concurrency without lock-ordering between a chain's buckets, at the price of
+//! sizing each shard with a margin (the keys do not split evenly).
+
+use crate::error::{CuckooError, Result};
+use crate::filter::CuckooFilter;
+use crate::table::{Fingerprint, Fp12};
+use bloomforge_core::hash::{fast_range64, mix64};
+use bloomforge_core::DefaultHasher;
+use core::hash::{BuildHasher, Hash};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// A cuckoo filter shared between threads (`Send + Sync`): `insert(&self)`,
+/// `contains(&self)`, `remove(&self)`.
+///
+/// ```
+/// use bloomforge_cuckoo::ConcurrentCuckooFilter;
+/// let f = ConcurrentCuckooFilter::new(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             for k in 0..1000u64 {
+///                 f.insert(&(t * 1000 + k)).unwrap();
+///             }
+///         });
+///     }
+/// });
+/// assert!((0..4000u64).all(|k| f.contains(&k)));
+/// assert_eq!(f.len(), 4000);
+/// # Ok::<(), bloomforge_cuckoo::CuckooError>(())
+/// ```
+#[derive(Debug)]
+pub struct ConcurrentCuckooFilter<F: Fingerprint = Fp12, S = DefaultHasher> {
+    shards: Box<[RwLock<CuckooFilter<F, S>>]>,
+    hasher: S,
+}
+
+/// Shards for `items` keys: a power of two, at most 256, each shard sized for at least
+/// 1024 keys.
+fn shard_count(items: u64) -> usize {
+    let mut s = 1usize;
+    while s < 256 && items / (2 * s as u64) >= 1024 {
+        s *= 2;
+    }
+    s
+}
+
+/// Keys one shard is sized for: its mean share plus eight standard deviations of the
+/// binomial split (so an uneven split does not fill one shard early) and a small floor.
+fn per_shard(items: u64, shards: usize) -> u64 {
+    let mean = items as f64 / shards as f64;
+    (mean + 8.0 * mean.sqrt() + 16.0).ceil() as u64
+}
+
+impl ConcurrentCuckooFilter {
+    /// A shared filter for `expected_items` keys at `false_pos` (12-bit fingerprints, 4-slot
+    /// buckets where they reach `false_pos`, default hasher; see [`CuckooFilter::new`]).
+    ///
+    /// # Errors
+    /// As [`CuckooFilter::new`].
+    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self> {
+        Self::from_builder(
+            CuckooFilter::builder()
+                .expected_items(expected_items)
+                .false_pos(false_pos),
+            expected_items,
+        )
+    }
+}
+
+impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
+    /// Shards built by `builder` for `expected_items` keys in all (the builder's own
+    /// `expected_items` is replaced by each shard's share).
+    ///
+    /// # Errors
+    /// As [`CuckooBuilder::build`](crate::CuckooBuilder::build).
+    pub fn from_builder(builder: crate::CuckooBuilder<F, S>, expected_items: u64) -> Result<Self> {
+        if expected_items == 0 {
+            return Err(bloomforge_core::Error::ZeroItems.into());
+        }
+        let shards = shard_count(expected_items);
+        let each = per_shard(expected_items, shards);
+        let first = builder.clone().expected_items(each).build()?;
+        let hasher = first.hasher().clone();
+        let mut all = Vec::with_capacity(shards);
+        all.push(RwLock::new(first));
+        for _ in 1..shards {
+            all.push(RwLock::new(builder.clone().expected_items(each).build()?));
+        }
+        Ok(Self {
+            shards: all.into_boxed_slice(),
+            hasher,
+        })
+    }
+
+    #[inline]
+    fn shard(&self, hash: u64) -> usize {
+        fast_range64(mix64(hash), self.shards.len() as u64) as usize
+    }
+
+    fn read(&self, i: usize) -> RwLockReadGuard<'_, CuckooFilter<F, S>> {
+        // A lock is poisoned only by a panic while it is held, and the calls made under
+        // it (a shard's insert, query, remove, clear) do not panic; a poisoned shard is
+        // still used rather than turning every later call into a panic.
+        self.shards[i].read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self, i: usize) -> RwLockWriteGuard<'_, CuckooFilter<F, S>> {
+        self.shards[i].write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Inserts a key by hash.
+    ///
+    /// # Errors
+    /// [`CuckooError::Full`] when the key's shard is full; nothing changed.
+    pub fn insert_hash(&self, hash: u64) -> Result<()> {
+        self.write(self.shard(hash)).insert_hash(hash)
+    }
+    /// Whether a key with this hash may be present.
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.read(self.shard(hash)).contains_hash(hash)
+    }
+    /// Removes one copy of a key by hash.
+    ///
+    /// # Errors
+    /// [`CuckooError::NotPresent`]; nothing changed.
+    pub fn remove_hash(&self, hash: u64) -> Result<()> {
+        self.write(self.shard(hash)).remove_hash(hash)
+    }
+
+    /// Inserts `key` (see [`CuckooFilter::insert`]).
+    ///
+    /// # Errors
+    /// [`CuckooError::Full`] when the key's shard is full; nothing changed.
+    pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> Result<()> {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+    /// Whether `key` may be present.
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+    /// Removes one copy of `key` (the caveat of [`CuckooFilter::remove`] applies).
+    ///
+    /// # Errors
+    /// [`CuckooError::NotPresent`]; nothing changed.
+    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> Result<()> {
+        self.remove_hash(self.hasher.hash_one(key))
+    }
+
+    /// Fingerprints stored in all shards (a snapshot: shards are read one after another).
+    pub fn len(&self) -> u64 {
+        (0..self.shards.len()).map(|i| self.read(i).len()).sum()
+    }
+    /// Whether nothing is stored (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Slots of all shards.
+    pub fn capacity(&self) -> u64 {
+        (0..self.shards.len())
+            .map(|i| self.read(i).capacity())
+            .sum()
+    }
+    /// Number of shards (lock stripes).
+    pub fn num_shards(&self) -> usize {
+        self.shards.len()
+    }
+    /// Bits of all shards' tables.
+    pub fn memory_bits(&self) -> u64 {
+        (0..self.shards.len())
+            .map(|i| self.read(i).memory_bits())
+            .sum()
+    }
+    /// Empties every shard.
+    pub fn clear(&self) {
+        for i in 0..self.shards.len() {
+            self.write(i).clear();
+        }
+    }
+    /// The shards, each a plain filter (for checks and serialization of each shard).
+    pub fn into_shards(self) -> Vec<CuckooFilter<F, S>> {
+        self.shards
+            .into_vec()
+            .into_iter()
+            .map(|l| l.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect()
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<ConcurrentCuckooFilter>();
+    is::<CuckooFilter>();
+    let _: Option<CuckooError> = None;
+}

@@ -1,0 +1,236 @@
+//! Fingerprint sizes, the packed bucket table and the bucket-match kernels.
+//!
+//! A bucket of `b` slots of `f` bits is `b f / 8` bytes (`b` in {2, 4, 8}, `f` in
+//! {8, 12, 16}: always whole bytes); slot `j` of bucket `i` is the little-endian bit
+//! field at bit `8 i (b f / 8) + j f`. The table carries [`PAD`] zero bytes after the last
+//! bucket so every kernel can load 16 bytes at any bucket's start. A slot holding 0 is
+//! empty; fingerprints take the values `1..2^f`.
+//!
+//! The match "is `fp` in bucket `i1` or `i2`" exists once as scalar code (the oracle, a
+//! loop over the slots) and once as an AVX2 kernel that loads both buckets into one
+//! 256-bit register (one bucket per 128-bit lane) and answers with one compare and one
+//! movemask: `vpcmpeqb` for 8-bit, `vpcmpeqw` for 16-bit fingerprints, and for packed 12-bit
+//! fingerprints a `vpshufb` + shift + blend that widens them to 16-bit lanes first.
+
+use bloomforge_core::Backend;
+
+/// Zero bytes after the last bucket (a 16-byte load at any bucket start stays inside).
+pub(crate) const PAD: usize = 16;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A fingerprint size: [`Fp8`], [`Fp12`] (packed, the default) or [`Fp16`].
+pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + core::fmt::Debug + 'static {
+    /// Bits per fingerprint.
+    const BITS: u32;
+    /// `2^BITS - 1`: the mask of a slot.
+    const MASK: u32 = (1u32 << Self::BITS) - 1;
+}
+
+/// 8-bit fingerprints: `2 b / 2^8` false positives (3.1 % at 4-slot buckets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Fp8;
+/// 12-bit fingerprints packed two per three bytes: 0.19 % at 4-slot buckets, 0.098 % at
+/// 2-slot buckets. The default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Fp12;
+/// 16-bit fingerprints: 0.012 % at 4-slot buckets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Fp16;
+
+impl sealed::Sealed for Fp8 {}
+impl sealed::Sealed for Fp12 {}
+impl sealed::Sealed for Fp16 {}
+impl Fingerprint for Fp8 {
+    const BITS: u32 = 8;
+}
+impl Fingerprint for Fp12 {
+    const BITS: u32 = 12;
+}
+impl Fingerprint for Fp16 {
+    const BITS: u32 = 16;
+}
+
+/// The little-endian `u32` at `ptr`.
+///
+/// # Safety
+/// `ptr..ptr + 4` is readable.
+#[inline(always)]
+unsafe fn read_u32(ptr: *const u8) -> u32 {
+    // SAFETY: the caller guarantees four readable bytes; `read_unaligned` has no alignment
+    // requirement.
+    u32::from_le(unsafe { ptr.cast::<u32>().read_unaligned() })
+}
+
+/// Slot `slot` of the bucket starting at byte `bucket_start` of `table`.
+///
+/// # Safety
+/// `bucket_start + bucket_bytes + PAD` bytes of `table` are readable (true for every
+/// bucket of a table laid out as the module describes) and `slot < bucket_size`.
+#[inline(always)]
+pub(crate) unsafe fn slot_at<F: Fingerprint>(
+    table: *const u8,
+    bucket_start: usize,
+    slot: usize,
+) -> u32 {
+    let bit = slot * F::BITS as usize;
+    // SAFETY: the field starts in byte `bit / 8 < bucket_bytes` of the bucket, so the four
+    // bytes read end before `bucket_bytes + 4 <= bucket_bytes + PAD` (caller's contract).
+    let word = unsafe { read_u32(table.add(bucket_start + bit / 8)) };
+    (word >> (bit % 8)) & F::MASK
+}
+
+/// Writes `value` (at most `F::MASK`) into slot `slot` of the bucket at `bucket_start`.
+///
+/// # Safety
+/// As [`slot_at`], for a writable table.
+#[inline(always)]
+pub(crate) unsafe fn set_slot<F: Fingerprint>(
+    table: *mut u8,
+    bucket_start: usize,
+    slot: usize,
+    value: u32,
+) {
+    let bit = slot * F::BITS as usize;
+    // SAFETY: the same four bytes as `slot_at` reads, inside the table (caller).
+    unsafe {
+        let p = table.add(bucket_start + bit / 8).cast::<u32>();
+        let word = u32::from_le(p.read_unaligned());
+        let shift = bit % 8;
+        let word = (word & !(F::MASK << shift)) | (value << shift);
+        p.write_unaligned(word.to_le());
+    }
+}
+
+/// Scalar oracle: whether `fp` is in the bucket at byte `b1` or `b2`.
+///
+/// # Safety
+/// Both buckets satisfy the contract of [`slot_at`].
+#[inline(always)]
+pub(crate) unsafe fn matches_scalar<F: Fingerprint>(
+    table: *const u8,
+    b1: usize,
+    b2: usize,
+    fp: u32,
+    bucket_size: usize,
+) -> bool {
+    let mut hit = false;
+    for j in 0..bucket_size {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            hit |= slot_at::<F>(table, b1, j) == fp;
+            hit |= slot_at::<F>(table, b2, j) == fp;
+        }
+    }
+    hit
+}
+
+/// AVX2 kernel: whether `fp` is in the bucket at byte `b1` or `b2`, with one compare.
+///
+/// # Safety
+/// The CPU supports AVX2, and `b1 + PAD`, `b2 + PAD` are within the table.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn matches_avx2<F: Fingerprint>(
+    table: *const u8,
+    b1: usize,
+    b2: usize,
+    fp: u32,
+    bucket_size: usize,
+) -> bool {
+    use core::arch::x86_64::*;
+    // Buckets of up to 8 bytes (every 2- and 4-slot bucket) are read with 8-byte loads:
+    // a 16-byte load would cross into the next cache line twice as often (for 8-byte
+    // buckets, one in eight; an 8-byte load at a multiple of 8 never does).
+    // SAFETY: 16 bytes (so also 8) from each bucket start are within the table (caller).
+    let (lo, hi) = unsafe {
+        if bucket_size * F::BITS as usize <= 64 {
+            (
+                _mm_loadl_epi64(table.add(b1).cast::<__m128i>()),
+                _mm_loadl_epi64(table.add(b2).cast::<__m128i>()),
+            )
+        } else {
+            (
+                _mm_loadu_si128(table.add(b1).cast::<__m128i>()),
+                _mm_loadu_si128(table.add(b2).cast::<__m128i>()),
+            )
+        }
+    };
+    let v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+    let (eq, valid_bytes) = match F::BITS {
+        8 => (
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(fp as u8 as i8)),
+            bucket_size,
+        ),
+        16 => (
+            _mm256_cmpeq_epi16(v, _mm256_set1_epi16(fp as u16 as i16)),
+            2 * bucket_size,
+        ),
+        _ => {
+            // Widen the packed 12-bit fields to 16-bit lanes: lane j takes bytes
+            // (12 j) / 8 and the next; even lanes keep the low 12 bits, odd lanes shift
+            // right by 4.
+            let ctl = _mm256_setr_epi8(
+                0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, 0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7,
+                8, 9, 10, 10, 11,
+            );
+            let w = _mm256_shuffle_epi8(v, ctl);
+            let even = _mm256_and_si256(w, _mm256_set1_epi16(0x0fff));
+            let odd = _mm256_srli_epi16::<4>(w);
+            let lanes = _mm256_blend_epi16::<0b1010_1010>(even, odd);
+            (
+                _mm256_cmpeq_epi16(lanes, _mm256_set1_epi16(fp as u16 as i16)),
+                2 * bucket_size,
+            )
+        }
+    };
+    let half = (1u32 << valid_bytes) - 1;
+    (_mm256_movemask_epi8(eq) as u32) & (half | (half << 16)) != 0
+}
+
+/// Which bucket-match kernel a filter runs (from core's [`Backend`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Kernel {
+    /// The kernel for `backend`: AVX2 for `Avx2` and `Avx512` (two buckets of at most 16
+    /// bytes fill one 256-bit register; 512 bits would only add idle lanes), scalar for
+    /// `Scalar` and `Wide`. The caller has checked `backend.is_available()`.
+    pub(crate) fn for_backend(backend: Backend) -> Kernel {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => Kernel::Avx2,
+            _ => Kernel::Scalar,
+        }
+    }
+
+    /// Whether `fp` is in the bucket at byte `b1` or `b2`.
+    ///
+    /// # Safety
+    /// Both bucket starts satisfy the contract of [`slot_at`]; an `Avx2` kernel was built
+    /// from a backend this CPU supports.
+    #[inline(always)]
+    pub(crate) unsafe fn matches<F: Fingerprint>(
+        self,
+        table: *const u8,
+        b1: usize,
+        b2: usize,
+        fp: u32,
+        bucket_size: usize,
+    ) -> bool {
+        match self {
+            // SAFETY: forwarded from the caller.
+            Kernel::Scalar => unsafe { matches_scalar::<F>(table, b1, b2, fp, bucket_size) },
+            // SAFETY: forwarded; `Avx2` only exists for a CPU with AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { matches_avx2::<F>(table, b1, b2, fp, bucket_size) },
+        }
+    }
+}

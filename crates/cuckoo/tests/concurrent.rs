@@ -1,0 +1,51 @@
+//! Stress: threads insert, query and remove through `&self`; nothing is lost.
+
+use bloomforge_cuckoo::{ConcurrentCuckooFilter, CuckooFilter};
+
+#[test]
+fn concurrent_inserts_and_removes_lose_nothing() {
+    const THREADS: u64 = 4;
+    const PER: u64 = 50_000;
+    let f = ConcurrentCuckooFilter::new(THREADS * PER, 0.01).unwrap();
+    assert!(f.num_shards() > 1);
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let f = &f;
+            s.spawn(move || {
+                let base = t << 40;
+                for k in 0..PER {
+                    f.insert(&(base + k)).unwrap();
+                    // Every key this thread inserted and kept is visible at once.
+                    if k.is_multiple_of(64) {
+                        assert!(f.contains(&(base + k / 2)) || (k / 2).is_multiple_of(3));
+                    }
+                    // Remove every third key after inserting it.
+                    if k.is_multiple_of(3) {
+                        f.remove(&(base + k)).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let kept = |k: u64| !k.is_multiple_of(3);
+    for t in 0..THREADS {
+        for k in 0..PER {
+            if kept(k) {
+                assert!(f.contains(&((t << 40) + k)), "lost key {t}/{k}");
+            }
+        }
+    }
+    let expected = THREADS * (0..PER).filter(|&k| kept(k)).count() as u64;
+    assert_eq!(f.len(), expected);
+    let shards: Vec<CuckooFilter> = f.into_shards();
+    for s in &shards {
+        s.validate().unwrap();
+    }
+}
+
+#[test]
+fn send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<ConcurrentCuckooFilter>();
+    is::<CuckooFilter>();
+}
