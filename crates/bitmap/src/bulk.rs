@@ -1,0 +1,97 @@
+//! Batched and parallel loads shared by the bitmap and the 2-bitmap.
+//!
+//! A batch walks its values once, prefetching the word of the value [`AHEAD`] places on.
+//! The parallel load cuts the word array into one contiguous range per rayon thread
+//! (partitioned by the values' high bits), and each thread scans the whole input, keeping
+//! the values of its own range: threads write disjoint words, so no atomics are needed,
+//! and the input is read sequentially (cheap next to the random writes).
+
+use bloomforge_core::batch::prefetch;
+use rayon::prelude::*;
+
+/// How many values ahead a batch prefetches.
+pub(crate) const AHEAD: usize = 16;
+
+/// Applies `update(words, v)` to every value (each `v >> shift` indexes `words`),
+/// prefetching ahead.
+#[inline(always)]
+pub(crate) fn apply_prefetched(
+    words: &mut [u64],
+    shift: u32,
+    values: &[u32],
+    update: impl Fn(&mut [u64], u32),
+) {
+    let base = words.as_ptr();
+    for (i, &v) in values.iter().enumerate() {
+        if let Some(&ahead) = values.get(i + AHEAD) {
+            prefetch(base.wrapping_add((ahead >> shift) as usize));
+        }
+        update(words, v);
+    }
+}
+
+/// The parallel load: `update(chunk, local)` for every value, where `chunk` is the word
+/// range holding it and `local` its offset from the chunk's first value. Every value must
+/// lie below `words.len() << shift`.
+pub(crate) fn par_apply(
+    words: &mut [u64],
+    shift: u32,
+    values: &[u32],
+    update: impl Fn(&mut [u64], u32) + Sync,
+) {
+    let threads = rayon::current_num_threads().max(1);
+    if threads == 1 || values.len() < 1 << 16 {
+        apply_prefetched(words, shift, values, update);
+        return;
+    }
+    // Whole cache lines (8 words) per chunk so threads never share a line.
+    let chunk_words = words.len().div_ceil(threads).next_multiple_of(8);
+    words
+        .par_chunks_mut(chunk_words)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let lo = ((c * chunk_words) as u64) << shift;
+            let span = (chunk.len() as u64) << shift;
+            const BUF: usize = 1024;
+            let mut buf = [0u32; BUF];
+            let mut n = 0usize;
+            for &v in values {
+                let local = u64::from(v).wrapping_sub(lo);
+                // Branch-free filter: always write, advance only when in range.
+                buf[n] = local as u32;
+                n += usize::from(local < span);
+                if n == BUF {
+                    apply_prefetched(chunk, shift, &buf, &update);
+                    n = 0;
+                }
+            }
+            apply_prefetched(chunk, shift, &buf[..n], &update);
+        });
+}
+
+/// Hands `words` to `sink` as little-endian bytes, 64 KiB at a time.
+pub(crate) fn stream_words(words: &[u64], sink: &mut dyn FnMut(&[u8])) {
+    #[cfg(target_endian = "little")]
+    for piece in words.chunks(1 << 13) {
+        // SAFETY: any initialised `u64` slice is valid as bytes (no padding, alignment 1
+        // suffices); on a little-endian target the bytes are the little-endian encoding.
+        let bytes =
+            unsafe { core::slice::from_raw_parts(piece.as_ptr().cast::<u8>(), piece.len() * 8) };
+        sink(bytes);
+    }
+    #[cfg(not(target_endian = "little"))]
+    bloomforge_core::format::stream_le(words, sink, |w, buf| {
+        buf.extend_from_slice(&w.to_le_bytes())
+    });
+}
+
+/// Copies a little-endian payload (length a multiple of 8, validated) into zeroed `words`,
+/// writing only the non-zero words (the zero pages of a sparse set stay untouched).
+pub(crate) fn load_words(payload: &[u8], words: &mut [u64]) {
+    for (w, b) in words.iter_mut().zip(payload.chunks_exact(8)) {
+        let x = bloomforge_core::format::u64_at(b, 0);
+        if x != 0 {
+            *w = x;
+        }
+    }
+}
