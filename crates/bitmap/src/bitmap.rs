@@ -240,7 +240,7 @@ impl Bitmap {
         let x = x.min(self.universe);
         let full = (x / 64) as usize;
         let mut r = kernels::popcount(self.backend, &self.words[..full], u64::MAX);
-        if x % 64 != 0 {
+        if !x.is_multiple_of(64) {
             r += u64::from((self.words[full] & ((1u64 << (x % 64)) - 1)).count_ones());
         }
         r
@@ -509,7 +509,7 @@ impl<'a> BitmapView<'a> {
         let (universe, items, payload) = crate::decode_words(bytes, FilterKind::Bitmap, 1)?;
         let full = (universe / 64) as usize * 8;
         let tail = &payload[full..];
-        if universe % 64 != 0 {
+        if !universe.is_multiple_of(64) {
             let last = bloomforge_core::format::u64_at(tail, 0);
             if last >> (universe % 64) != 0 {
                 return Err(corrupt("bits set beyond the universe"));

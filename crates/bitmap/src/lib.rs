@@ -153,7 +153,7 @@ fn decode_words(bytes: &[u8], kind: FilterKind, bits_per_value: u64) -> Result<(
             "a bitmap has no hash functions (probe count must be 0)",
         ));
     }
-    if header.num_bits % bits_per_value != 0 {
+    if !header.num_bits.is_multiple_of(bits_per_value) {
         return Err(corrupt("bit count is not a whole number of values"));
     }
     let universe = header.num_bits / bits_per_value;
