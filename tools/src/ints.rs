@@ -1,0 +1,531 @@
+//! `bloomforge ints`: integer sets on the command line (a bitmap or a 2-bitmap over the
+//! whole `u32` domain).
+//!
+//! ```text
+//! bloomforge ints contains SET [QUERIES]... [--absent] [--count] [--format F]
+//! bloomforge ints unique FILE... [--memory SIZE] [--temp-dir DIR] [--count] [--format F]
+//! bloomforge ints distinct FILE... [--count] [--format F]
+//! ```
+//! Input formats (`--format`): `text` (one decimal integer a line; blank lines skipped),
+//! `u32le` (raw little-endian `u32`), `u64le` (raw little-endian `u64`, each below 2^32).
+//! `-` reads standard input. Output: one decimal integer a line, or the count alone with
+//! `--count`. Every input is read and checked before the first line is written, so bad
+//! input (a token that is not an integer, a value out of the `u32` range, a truncated
+//! binary file) ends with a one-line error naming the file and line or byte offset, a
+//! non-zero exit code and no output.
+//!
+//! `unique` prints the integers that occur exactly once across the inputs, ascending: with
+//! the full 1 GiB 2-bitmap when `--memory` (default 2G) holds it, else by the second plan
+//! of the design documents: a first pass splits the values by range (their high bits) into
+//! temporary files (in `--temp-dir`, removed on success and on error), then each range is
+//! solved with a 2-bitmap of its own size and printed in order. `distinct` is the bitmap
+//! sort: the distinct values, ascending. `contains` prints the queries (in their order)
+//! found in SET, or with `--absent` those that are not.
+//!
+//! The module is self-contained: [`cli_main`] parses `ints ...` with clap, [`run`] runs
+//! an [`IntsCommand`].
+
+use bloomforge_bitmap::{Bitmap, TwoBitmap};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// How integers are stored in an input file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntFormat {
+    /// One decimal integer a line.
+    Text,
+    /// Raw little-endian u32.
+    U32le,
+    /// Raw little-endian u64 (each below 2^32).
+    U64le,
+}
+
+/// Options every `ints` command takes.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CommonArgs {
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = IntFormat::Text)]
+    pub format: IntFormat,
+    /// Print only the number of output values.
+    #[arg(long)]
+    pub count: bool,
+}
+
+/// The `bloomforge ints` commands.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum IntsCommand {
+    /// Print the queries that are in SET (or, with --absent, those that are not).
+    Contains {
+        /// The set's values.
+        set: PathBuf,
+        /// Files of queries (standard input if none).
+        queries: Vec<PathBuf>,
+        /// Print the queries absent from SET instead.
+        #[arg(long)]
+        absent: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Print the integers that occur exactly once across the inputs, ascending.
+    Unique {
+        /// Input files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Memory budget (e.g. 512M, 4G, 4GiB): below about 1.1 GiB the values are
+        /// partitioned by range into temporary files.
+        #[arg(long, default_value = "2G", value_parser = parse_size)]
+        memory: u64,
+        /// Where the temporary files go (default: the system's temporary directory).
+        #[arg(long)]
+        temp_dir: Option<PathBuf>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Print the distinct integers of the inputs, ascending (the bitmap sort).
+    Distinct {
+        /// Input files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+/// `bloomforge ints ...` parsed on its own (for wiring into a hand-written `main`).
+#[derive(Debug, clap::Parser)]
+#[command(name = "bloomforge ints", about = "Integer sets over the u32 domain")]
+pub struct IntsCli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: IntsCommand,
+}
+
+/// Parses `args` (the words after `ints`) and runs the command: exit code 0 on success,
+/// 1 on an error (printed as one line), clap's own code for a usage error.
+pub fn cli_main<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
+    use clap::Parser;
+    let words = std::iter::once("bloomforge ints".to_string()).chain(args);
+    let cli = match IntsCli::try_parse_from(words) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("bloomforge: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Parses a size: a number with an optional unit `K`, `M`, `G`, `T` (powers of 1024; `KB`,
+/// `KiB` and the like too), e.g. `512M`, `4G`, `4GiB`, `1000000`.
+///
+/// # Errors
+/// A message for anything else.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| {
+        format!("size {s:?}: expected a number with an optional unit, e.g. 512M or 4GiB")
+    })?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "size {s:?}: unknown unit {unit:?} (use K, M, G or T)"
+            ))
+        }
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+/// Runs one command.
+///
+/// # Errors
+/// A one-line message naming the file and line or byte offset of bad input, or the I/O
+/// error.
+pub fn run(cmd: IntsCommand) -> Result<(), String> {
+    match cmd {
+        IntsCommand::Contains {
+            set,
+            queries,
+            absent,
+            common,
+        } => contains(&set, &queries, absent, &common),
+        IntsCommand::Unique {
+            files,
+            memory,
+            temp_dir,
+            common,
+        } => unique(&files, memory, temp_dir.as_deref(), &common),
+        IntsCommand::Distinct { files, common } => distinct(&files, &common),
+    }
+}
+
+/// Values are handed on in chunks of this many.
+const CHUNK: usize = 1 << 20;
+
+fn open(path: &Path) -> Result<Box<dyn Read>, String> {
+    if path == Path::new("-") {
+        Ok(Box::new(std::io::stdin().lock()))
+    } else {
+        File::open(path)
+            .map(|f| Box::new(f) as Box<dyn Read>)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Reads every value of `path`, handing them to `sink` in chunks; checks everything.
+pub fn read_values(
+    path: &Path,
+    format: IntFormat,
+    mut sink: impl FnMut(&[u32]) -> Result<(), String>,
+) -> Result<(), String> {
+    let name = path.display();
+    let reader = open(path)?;
+    let mut chunk: Vec<u32> = Vec::with_capacity(CHUNK);
+    match format {
+        IntFormat::Text => {
+            let mut r = BufReader::with_capacity(1 << 20, reader);
+            let mut line = Vec::new();
+            let mut lineno = 0u64;
+            loop {
+                line.clear();
+                let n = r
+                    .read_until(b'\n', &mut line)
+                    .map_err(|e| format!("{name}: {e}"))?;
+                if n == 0 {
+                    break;
+                }
+                lineno += 1;
+                let tok = line.trim_ascii();
+                if tok.is_empty() {
+                    continue;
+                }
+                chunk.push(parse_u32(tok).map_err(|why| format!("{name}:{lineno}: {why}"))?);
+                if chunk.len() == CHUNK {
+                    sink(&chunk)?;
+                    chunk.clear();
+                }
+            }
+        }
+        IntFormat::U32le | IntFormat::U64le => {
+            let width = if format == IntFormat::U32le { 4 } else { 8 };
+            let mut r = reader;
+            let mut buf = vec![0u8; CHUNK * width];
+            let mut filled = 0usize;
+            let mut offset = 0u64; // byte offset of buf[0] in the file
+            loop {
+                let n = r
+                    .read(&mut buf[filled..])
+                    .map_err(|e| format!("{name}: {e}"))?;
+                filled += n;
+                if n != 0 && filled < buf.len() {
+                    continue;
+                }
+                let whole = filled / width * width;
+                for (i, c) in buf[..whole].chunks_exact(width).enumerate() {
+                    if width == 4 {
+                        chunk.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                    } else {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(c);
+                        let v = u64::from_le_bytes(b);
+                        let v = u32::try_from(v).map_err(|_| {
+                            format!(
+                                "{name}: byte offset {}: value {v} is out of the u32 range",
+                                offset + (i * width) as u64
+                            )
+                        })?;
+                        chunk.push(v);
+                    }
+                }
+                if !chunk.is_empty() {
+                    sink(&chunk)?;
+                    chunk.clear();
+                }
+                buf.copy_within(whole..filled, 0);
+                offset += whole as u64;
+                filled -= whole;
+                if n == 0 {
+                    if filled != 0 {
+                        return Err(format!(
+                            "{name}: truncated at byte offset {offset}: {filled} trailing bytes are not a whole {width}-byte value"
+                        ));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        sink(&chunk)?;
+    }
+    Ok(())
+}
+
+fn parse_u32(tok: &[u8]) -> Result<u32, String> {
+    let show = || String::from_utf8_lossy(tok).into_owned();
+    if !tok.iter().all(u8::is_ascii_digit) {
+        return Err(format!("{:?} is not a non-negative integer", show()));
+    }
+    let mut v = 0u64;
+    for &d in tok {
+        v = v * 10 + u64::from(d - b'0');
+        if v > u64::from(u32::MAX) {
+            return Err(format!(
+                "{} is out of the u32 range (0..=4294967295)",
+                show()
+            ));
+        }
+    }
+    Ok(v as u32)
+}
+
+/// Buffered standard output with a fast decimal writer.
+struct Out {
+    w: BufWriter<std::io::StdoutLock<'static>>,
+}
+
+impl Out {
+    fn new() -> Self {
+        Out {
+            w: BufWriter::with_capacity(1 << 20, std::io::stdout().lock()),
+        }
+    }
+
+    #[inline]
+    fn value(&mut self, v: u32) -> Result<(), String> {
+        let mut b = [0u8; 11];
+        let mut i = 10;
+        b[10] = b'\n';
+        let mut v = v;
+        loop {
+            i -= 1;
+            b[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.w.write_all(&b[i..]).map_err(write_err)
+    }
+
+    fn finish(mut self) -> Result<(), String> {
+        self.w.flush().map_err(write_err)
+    }
+}
+
+fn write_err(e: std::io::Error) -> String {
+    format!("writing the output: {e}")
+}
+
+fn alloc_err(e: bloomforge_bitmap::BitmapError) -> String {
+    e.to_string()
+}
+
+fn print_all(
+    common: &CommonArgs,
+    count: u64,
+    values: impl Iterator<Item = u32>,
+) -> Result<(), String> {
+    let mut out = Out::new();
+    if common.count {
+        writeln!(out.w, "{count}").map_err(write_err)?;
+    } else {
+        for v in values {
+            out.value(v)?;
+        }
+    }
+    out.finish()
+}
+
+fn contains(
+    set: &Path,
+    queries: &[PathBuf],
+    absent: bool,
+    common: &CommonArgs,
+) -> Result<(), String> {
+    let mut bitmap = Bitmap::full_u32().map_err(alloc_err)?;
+    read_values(set, common.format, |c| {
+        bitmap.par_insert_batch(c).map_err(alloc_err)
+    })?;
+    // Read and check every query before printing anything.
+    let stdin = [PathBuf::from("-")];
+    let files = if queries.is_empty() {
+        &stdin[..]
+    } else {
+        queries
+    };
+    let mut answers: Vec<u32> = Vec::new();
+    let mut found = vec![false; CHUNK];
+    for f in files {
+        read_values(f, common.format, |c| {
+            bitmap
+                .contains_batch(c, &mut found[..c.len()])
+                .map_err(alloc_err)?;
+            answers.extend(
+                c.iter()
+                    .zip(&found)
+                    .filter(|(_, &hit)| hit != absent)
+                    .map(|(&v, _)| v),
+            );
+            Ok(())
+        })?;
+    }
+    print_all(common, answers.len() as u64, answers.iter().copied())
+}
+
+fn distinct(files: &[PathBuf], common: &CommonArgs) -> Result<(), String> {
+    let mut bitmap = Bitmap::full_u32().map_err(alloc_err)?;
+    for f in files {
+        read_values(f, common.format, |c| {
+            bitmap.par_insert_batch(c).map_err(alloc_err)
+        })?;
+    }
+    let n = if common.count { bitmap.len() } else { 0 };
+    print_all(common, n, bitmap.iter())
+}
+
+/// Bytes kept aside from `--memory` for buffers.
+const BUFFER_ALLOWANCE: u64 = 64 << 20;
+/// At most this many ranges (and temporary files open at once).
+const MAX_RANGES: u64 = 256;
+
+/// How many value ranges a `--memory` budget needs (1: the full 2-bitmap).
+pub fn ranges_for(memory: u64) -> u64 {
+    let table_budget = memory.saturating_sub(BUFFER_ALLOWANCE).max(1);
+    let full = 1u64 << 30; // 2 bits x 2^32 values
+    full.div_ceil(table_budget)
+        .next_power_of_two()
+        .min(MAX_RANGES)
+}
+
+fn unique(
+    files: &[PathBuf],
+    memory: u64,
+    temp_dir: Option<&Path>,
+    common: &CommonArgs,
+) -> Result<(), String> {
+    let ranges = ranges_for(memory);
+    if ranges == 1 {
+        let mut two = TwoBitmap::full_u32().map_err(alloc_err)?;
+        for f in files {
+            read_values(f, common.format, |c| {
+                two.par_insert_batch(c).map_err(alloc_err)
+            })?;
+        }
+        let n = if common.count { two.count_once() } else { 0 };
+        return print_all(common, n, two.iter_once());
+    }
+    // Pass 1: split by the values' high bits into one temporary file per range.
+    let bits = ranges.trailing_zeros();
+    let span = (1u64 << 32) >> bits;
+    let dir = match temp_dir {
+        Some(d) => tempfile::Builder::new()
+            .prefix("bloomforge-ints")
+            .tempdir_in(d),
+        None => tempfile::Builder::new().prefix("bloomforge-ints").tempdir(),
+    }
+    .map_err(|e| format!("creating a temporary directory: {e}"))?;
+    let path_of = |r: u64| dir.path().join(format!("range-{r:04}.u32"));
+    let mut parts: Vec<BufWriter<File>> = (0..ranges)
+        .map(|r| {
+            File::create(path_of(r))
+                .map(|f| BufWriter::with_capacity(1 << 16, f))
+                .map_err(|e| format!("{}: {e}", path_of(r).display()))
+        })
+        .collect::<Result<_, _>>()?;
+    let io =
+        |e: std::io::Error| format!("writing a temporary file in {}: {e}", dir.path().display());
+    for f in files {
+        read_values(f, common.format, |c| {
+            for &v in c {
+                parts[(v >> (32 - bits)) as usize]
+                    .write_all(&v.to_le_bytes())
+                    .map_err(io)?;
+            }
+            Ok(())
+        })?;
+    }
+    for p in &mut parts {
+        p.flush().map_err(io)?;
+    }
+    drop(parts);
+    // Pass 2: each range with a 2-bitmap of its own size, printed in range order.
+    let mut two = TwoBitmap::new(span).map_err(alloc_err)?;
+    let mut out = Out::new();
+    let mut total = 0u64;
+    let mut local = Vec::with_capacity(CHUNK);
+    for r in 0..ranges {
+        two.clear();
+        let lo = (r * span) as u32;
+        read_values(&path_of(r), IntFormat::U32le, |c| {
+            local.clear();
+            local.extend(c.iter().map(|&v| v - lo));
+            two.par_insert_batch(&local).map_err(alloc_err)
+        })?;
+        if common.count {
+            total += two.count_once();
+        } else {
+            for v in two.iter_once() {
+                out.value(v + lo)?;
+            }
+        }
+        std::fs::remove_file(path_of(r)).map_err(io)?;
+    }
+    if common.count {
+        writeln!(out.w, "{total}").map_err(write_err)?;
+    }
+    out.finish()?;
+    let shown = dir.path().display().to_string();
+    dir.close()
+        .map_err(|e| format!("removing the temporary directory {shown}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("4X").is_err() && parse_size("").is_err() && parse_size("G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn ranges_follow_the_budget() {
+        assert_eq!(ranges_for(2 << 30), 1);
+        assert_eq!(ranges_for((1 << 30) + (64 << 20)), 1);
+        assert_eq!(ranges_for(1 << 30), 2);
+        assert_eq!(ranges_for(100 << 20), 32);
+        assert_eq!(ranges_for(1), MAX_RANGES);
+    }
+
+    #[test]
+    fn tokens_parse() {
+        assert_eq!(parse_u32(b"4294967295"), Ok(u32::MAX));
+        assert_eq!(parse_u32(b"007"), Ok(7));
+        assert!(parse_u32(b"4294967296").is_err());
+        assert!(
+            parse_u32(b"-1").is_err() && parse_u32(b"1.5").is_err() && parse_u32(b"x").is_err()
+        );
+        assert!(parse_u32(b"99999999999999999999999").is_err());
+    }
+}
