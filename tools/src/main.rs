@@ -35,6 +35,8 @@ use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError, SATURATED};
 use std::io::{BufRead, BufWriter, Write};
 use std::process::ExitCode;
 
+mod ints;
+
 const USAGE: &str = "usage:
   bloomforge build --keys FILE --out FILTER [--fp P] [--items N] [--seed N]
                    [--layout blocked|split|standard|counting|counting-standard|dleft]
@@ -42,7 +44,8 @@ const USAGE: &str = "usage:
   bloomforge remove --filter FILTER --keys FILE [--out FILTER]   (counting, d-left)
   bloomforge export --filter COUNTING --out FILTER [--layout blocked|standard]
   bloomforge stats --filter FILTER
-  bloomforge merge --out FILTER INPUT...";
+  bloomforge merge --out FILTER INPUT...
+  bloomforge ints contains|unique|distinct ...   (integer sets; `bloomforge ints --help`)";
 
 /// A loaded filter of any kind.
 enum AnyFilter {
@@ -742,6 +745,9 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    if command == "ints" {
+        return ints::cli_main(rest.iter().cloned());
+    }
     let result = Args::parse(rest).and_then(|args| match command.as_str() {
         "build" => build(&args),
         "query" => query(&args),
