@@ -390,11 +390,20 @@ fn contains(
 
 fn distinct(files: &[PathBuf], common: &CommonArgs) -> Result<(), String> {
     let mut bitmap = Bitmap::full_u32().map_err(alloc_err)?;
+    // Batches of 16 Mi values (64 MiB, and as much scratch for the partitioned load).
+    let mut buf: Vec<u32> = Vec::new();
     for f in files {
         read_values(f, common.format, |c| {
-            bitmap.par_insert_batch(c).map_err(alloc_err)
+            buf.extend_from_slice(c);
+            if buf.len() >= 16 * CHUNK {
+                bitmap.par_insert_batch(&buf).map_err(alloc_err)?;
+                buf.clear();
+            }
+            Ok(())
         })?;
     }
+    bitmap.par_insert_batch(&buf).map_err(alloc_err)?;
+    drop(buf);
     let n = if common.count { bitmap.len() } else { 0 };
     print_all(common, n, bitmap.iter())
 }
@@ -422,11 +431,26 @@ fn unique(
     let ranges = ranges_for(memory);
     if ranges == 1 {
         let mut two = TwoBitmap::full_u32().map_err(alloc_err)?;
+        // Values are loaded in batches as large as the memory left over allows (a batch
+        // and the load's scratch copy: 8 bytes a value), so that large inputs take the
+        // cache-friendly partitioned load.
+        let spare = memory.saturating_sub((1 << 30) + BUFFER_ALLOWANCE) / 8;
+        let batch = usize::try_from(spare)
+            .unwrap_or(usize::MAX)
+            .clamp(CHUNK, 1 << 30);
+        let mut buf: Vec<u32> = Vec::new();
         for f in files {
             read_values(f, common.format, |c| {
-                two.par_insert_batch(c).map_err(alloc_err)
+                buf.extend_from_slice(c);
+                if buf.len() >= batch {
+                    two.par_insert_batch(&buf).map_err(alloc_err)?;
+                    buf.clear();
+                }
+                Ok(())
             })?;
         }
+        two.par_insert_batch(&buf).map_err(alloc_err)?;
+        drop(buf);
         let n = if common.count { two.count_once() } else { 0 };
         return print_all(common, n, two.iter_once());
     }

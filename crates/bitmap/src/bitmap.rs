@@ -267,6 +267,9 @@ impl Bitmap {
 
     /// Inserts every value on all rayon threads: each thread owns a contiguous range of
     /// words (the values' high bits) and keeps the values of its range, so no atomics.
+    /// A batch with at least one value per 512 values of universe is first bucketed by
+    /// 1 MiB region of the table (a scratch copy of the batch, 4 bytes per value; skipped
+    /// if that allocation fails), so each region's updates run in cache.
     ///
     /// # Errors
     /// [`BitmapError::OutOfRange`] as [`insert_batch`](Self::insert_batch).

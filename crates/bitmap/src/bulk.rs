@@ -30,6 +30,61 @@ pub(crate) fn apply_prefetched(
     }
 }
 
+/// Words per region of the partitioned load: 1 MiB, which stays in a core's L2 cache.
+const REGION_WORDS: usize = 1 << 17;
+
+/// The partitioned load, for batches dense enough that most cache lines of the table get
+/// several updates: the values are first bucketed by region (a counting pass and a
+/// scatter into a scratch copy of the input, 4 bytes per value), then each region's
+/// updates run in cache, regions in parallel on the rayon threads (disjoint words, no
+/// atomics). Random updates then cost cache, not DRAM, latency. Returns `false` (nothing
+/// done) if the batch is too sparse for it to pay or the scratch cannot be allocated.
+pub(crate) fn partitioned_apply(
+    words: &mut [u64],
+    shift: u32,
+    values: &[u32],
+    update: &(impl Fn(&mut [u64], u32) + Sync),
+) -> bool {
+    // At least one value per 8 words (a cache line) on average, and more than one region.
+    if values.len() < words.len() / 8 || words.len() <= REGION_WORDS {
+        return false;
+    }
+    let region_shift = shift + REGION_WORDS.trailing_zeros();
+    let regions = words.len().div_ceil(REGION_WORDS);
+    let mut scratch: Vec<u32> = Vec::new();
+    if scratch.try_reserve_exact(values.len()).is_err() {
+        return false;
+    }
+    // Counting pass, then the start of each bucket.
+    let mut start = vec![0usize; regions + 1];
+    for &v in values {
+        start[(v >> region_shift) as usize + 1] += 1;
+    }
+    for r in 0..regions {
+        start[r + 1] += start[r];
+    }
+    let bounds = start.clone();
+    let spare = &mut scratch.spare_capacity_mut()[..values.len()];
+    for &v in values {
+        let r = (v >> region_shift) as usize;
+        spare[start[r]].write(v);
+        start[r] += 1;
+    }
+    // SAFETY: the scatter wrote every slot `0..values.len()` exactly once (the buckets
+    // partition that range: bucket `r` spans `bounds[r]..bounds[r + 1]`, its count).
+    unsafe { scratch.set_len(values.len()) };
+    words
+        .par_chunks_mut(REGION_WORDS)
+        .enumerate()
+        .for_each(|(r, region)| {
+            let base = ((r * REGION_WORDS) as u64) << shift;
+            for &v in &scratch[bounds[r]..bounds[r + 1]] {
+                update(region, (u64::from(v) - base) as u32);
+            }
+        });
+    true
+}
+
 /// The parallel load: `update(chunk, local)` for every value, where `chunk` is the word
 /// range holding it and `local` its offset from the chunk's first value. Every value must
 /// lie below `words.len() << shift`.
@@ -39,6 +94,9 @@ pub(crate) fn par_apply(
     values: &[u32],
     update: impl Fn(&mut [u64], u32) + Sync,
 ) {
+    if partitioned_apply(words, shift, values, &update) {
+        return;
+    }
     let threads = rayon::current_num_threads().max(1);
     if threads == 1 || values.len() < 1 << 16 {
         apply_prefetched(words, shift, values, update);

@@ -172,7 +172,10 @@ impl TwoBitmap {
     }
 
     /// Records every value on all rayon threads, each owning a contiguous range of words
-    /// (the values' high bits): no atomics.
+    /// (the values' high bits): no atomics. A batch with at least one value per 256 values
+    /// of universe is first bucketed by 1 MiB region of the table (a scratch copy of the
+    /// batch, 4 bytes per value; skipped if that allocation fails), so each region's
+    /// updates run in cache.
     ///
     /// # Errors
     /// [`BitmapError::OutOfRange`] as [`insert_batch`](Self::insert_batch).

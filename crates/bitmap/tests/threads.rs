@@ -30,7 +30,14 @@ fn parallel_loads_match_the_serial_ones() {
         .num_threads(4)
         .build()
         .unwrap();
-    for (seed, universe) in [(1u64, 1u64 << 20), (2, 100_003), (3, 1 << 32)] {
+    // 2^24 and 2^24 + 12345 are dense enough for the partitioned (bucket-by-region) load.
+    for (seed, universe) in [
+        (1u64, 1u64 << 20),
+        (2, 100_003),
+        (3, 1 << 32),
+        (4, 1 << 24),
+        (5, (1 << 24) + 12345),
+    ] {
         let v = values(seed, 200_000, universe);
         let mut serial = TwoBitmap::new(universe).unwrap();
         serial.insert_batch(&v).unwrap();
