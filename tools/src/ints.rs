@@ -294,36 +294,39 @@ fn parse_u32(tok: &[u8]) -> Result<u32, String> {
     Ok(v as u32)
 }
 
-/// Buffered standard output with a fast decimal writer.
+/// Standard output through a 1 MiB buffer, integers formatted with `itoa`.
 struct Out {
-    w: BufWriter<std::io::StdoutLock<'static>>,
+    w: std::io::StdoutLock<'static>,
+    buf: Vec<u8>,
 }
 
 impl Out {
     fn new() -> Self {
         Out {
-            w: BufWriter::with_capacity(1 << 20, std::io::stdout().lock()),
+            w: std::io::stdout().lock(),
+            buf: Vec::with_capacity((1 << 20) + 16),
         }
     }
 
     #[inline]
     fn value(&mut self, v: u32) -> Result<(), String> {
-        let mut b = [0u8; 11];
-        let mut i = 10;
-        b[10] = b'\n';
-        let mut v = v;
-        loop {
-            i -= 1;
-            b[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        self.buf.push(b'\n');
+        if self.buf.len() >= 1 << 20 {
+            self.w.write_all(&self.buf).map_err(write_err)?;
+            self.buf.clear();
         }
-        self.w.write_all(&b[i..]).map_err(write_err)
+        Ok(())
+    }
+
+    fn line(&mut self, text: &str) {
+        self.buf.extend_from_slice(text.as_bytes());
+        self.buf.push(b'\n');
     }
 
     fn finish(mut self) -> Result<(), String> {
+        self.w.write_all(&self.buf).map_err(write_err)?;
         self.w.flush().map_err(write_err)
     }
 }
@@ -343,7 +346,7 @@ fn print_all(
 ) -> Result<(), String> {
     let mut out = Out::new();
     if common.count {
-        writeln!(out.w, "{count}").map_err(write_err)?;
+        out.line(&count.to_string());
     } else {
         for v in values {
             out.value(v)?;
@@ -511,7 +514,7 @@ fn unique(
         std::fs::remove_file(path_of(r)).map_err(io)?;
     }
     if common.count {
-        writeln!(out.w, "{total}").map_err(write_err)?;
+        out.line(&total.to_string());
     }
     out.finish()?;
     let shown = dir.path().display().to_string();
