@@ -10,6 +10,7 @@
 //! bloomforge stats F.bloom [--json]
 //! bloomforge merge A.bloom B.bloom... -o OUT.bloom [--intersect]
 //! bloomforge common A.txt B.txt [C.txt...] [--exact] [--memory 4G] [--temp-dir DIR] [-o OUT]
+//! bloomforge ints contains|unique|distinct FILE... [--format text|u32le|u64le] [--memory 1G]
 //! ```
 //! KEYS are files, `-` or nothing for stdin; keys are lines as raw bytes (policy in
 //! [`input`]). Every command streams its input in bounded blocks; `-q` silences progress
@@ -41,6 +42,7 @@ mod filter;
 mod gen_urls;
 mod hll;
 mod input;
+mod ints;
 mod merge;
 mod output;
 mod progress;
@@ -95,6 +97,11 @@ enum Command {
     Merge(merge::Args),
     /// Print the lines present in every file, approximately or --exact, within --memory.
     Common(common::Args),
+    /// Integer sets over the u32 domain: contains, unique (exactly once), distinct.
+    Ints {
+        #[command(subcommand)]
+        command: ints::IntsCommand,
+    },
     /// Generate a file of URLs for benchmarks (see the README).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
@@ -117,6 +124,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Stats(a) => stats::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Common(a) => common::run(a),
+        Command::Ints { command } => ints::run(command),
         Command::GenUrls(a) => gen_urls::run(a),
     }
 }

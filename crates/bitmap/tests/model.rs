@@ -1,0 +1,337 @@
+//! Model-based tests against `BTreeSet` / `BTreeMap`, every backend against the scalar
+//! oracle, serialization round trips and corrupt input.
+
+use bloomforge_bitmap::{Backend, Bitmap, BitmapError, BitmapView, Seen, TwoBitmap, TwoBitmapView};
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u32),
+    Remove(u32),
+    Contains(u32),
+    Batch(Vec<u32>),
+}
+
+/// Values near 0, the universe's end and word boundaries, and anything.
+fn value(universe: u64) -> impl Strategy<Value = u32> {
+    let top = (universe - 1) as u32;
+    prop_oneof![
+        Just(0u32),
+        Just(top),
+        (0u32..8).prop_map(move |k| (k * 64).min(top)),
+        (0u32..8).prop_map(move |k| (k * 64 + 63).min(top)),
+        (0u32..8).prop_map(move |k| (k * 32 + 31).min(top)),
+        (0..=top),
+    ]
+}
+
+fn op(universe: u64) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => value(universe).prop_map(Op::Insert),
+        1 => value(universe).prop_map(Op::Remove),
+        1 => any::<u32>().prop_map(Op::Contains),
+        1 => prop::collection::vec(value(universe), 0..40).prop_map(Op::Batch),
+    ]
+}
+
+fn universe() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(1u64),
+        Just(63),
+        Just(64),
+        Just(65),
+        Just(1000),
+        Just(4096),
+        1u64..5000
+    ]
+}
+
+fn case() -> impl Strategy<Value = (u64, Vec<Op>)> {
+    universe().prop_flat_map(|u| (Just(u), prop::collection::vec(op(u), 0..120)))
+}
+
+fn check_bitmap(b: &Bitmap, model: &BTreeSet<u32>) {
+    assert_eq!(b.len(), model.len() as u64);
+    assert_eq!(b.is_empty(), model.is_empty());
+    assert!(b.iter().eq(model.iter().copied()));
+    for (k, &x) in model.iter().enumerate() {
+        assert_eq!(b.select(k as u64), Some(x));
+        assert_eq!(b.rank(u64::from(x)), k as u64);
+        assert_eq!(b.rank(u64::from(x) + 1), k as u64 + 1);
+    }
+    assert_eq!(b.select(model.len() as u64), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn bitmap_matches_btreeset((u, ops) in case()) {
+        let mut b = Bitmap::new(u).unwrap();
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op::Insert(x) => prop_assert_eq!(b.insert(x), model.insert(x)),
+                Op::Remove(x) => prop_assert_eq!(b.remove(x), model.remove(&x)),
+                Op::Contains(x) => prop_assert_eq!(b.contains(x), model.contains(&x)),
+                Op::Batch(xs) => {
+                    b.insert_batch(&xs).unwrap();
+                    model.extend(xs.iter().copied());
+                    let mut out = vec![false; xs.len()];
+                    b.contains_batch(&xs, &mut out).unwrap();
+                    prop_assert!(out.iter().all(|&o| o));
+                }
+            }
+        }
+        check_bitmap(&b, &model);
+        // Round trip through the format and the view.
+        let bytes = b.to_bytes();
+        prop_assert_eq!(&Bitmap::from_bytes(&bytes).unwrap(), &b);
+        let view = BitmapView::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(view.len(), model.len() as u64);
+        for x in 0..u.min(5000) as u32 {
+            prop_assert_eq!(view.contains(x), model.contains(&x));
+        }
+    }
+
+    #[test]
+    fn set_algebra_matches_btreeset(
+        (u, a, c) in universe().prop_flat_map(|u| (
+            Just(u),
+            prop::collection::vec(value(u), 0..200),
+            prop::collection::vec(value(u), 0..200),
+        ))
+    ) {
+        let (sa, sc): (BTreeSet<u32>, BTreeSet<u32>) =
+            (a.iter().copied().collect(), c.iter().copied().collect());
+        for backend in Backend::available() {
+            let mut x = Bitmap::builder().universe(u).backend(backend).build().unwrap();
+            x.insert_batch(&a).unwrap();
+            let mut y = Bitmap::new(u).unwrap();
+            y.par_insert_batch(&c).unwrap();
+            let cases: [(SetOp, BTreeSet<u32>); 4] = [
+                (Bitmap::union, sa.union(&sc).copied().collect()),
+                (Bitmap::intersect, sa.intersection(&sc).copied().collect()),
+                (Bitmap::difference, sa.difference(&sc).copied().collect()),
+                (Bitmap::xor, sa.symmetric_difference(&sc).copied().collect()),
+            ];
+            for (f, want) in cases {
+                let mut z = x.clone();
+                f(&mut z, &y).unwrap();
+                check_bitmap(&z, &want);
+            }
+        }
+    }
+
+    #[test]
+    fn two_bitmap_matches_btreemap(
+        (u, a, c) in universe().prop_flat_map(|u| (
+            Just(u),
+            prop::collection::vec(value(u), 0..200),
+            prop::collection::vec(value(u), 0..200),
+        ))
+    ) {
+        let mut t = TwoBitmap::new(u).unwrap();
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for &x in &a {
+            let before = t.insert(x).unwrap();
+            let n = counts.entry(x).or_default();
+            prop_assert_eq!(before, state(*n));
+            *n += 1;
+        }
+        let mut t2 = TwoBitmap::new(u).unwrap();
+        t2.par_insert_batch(&c).unwrap();
+        let mut c2 = BTreeMap::new();
+        for &x in &c {
+            *c2.entry(x).or_insert(0usize) += 1;
+        }
+        check_two(&t2, &c2);
+        check_two(&t, &counts);
+        for backend in Backend::available() {
+            let mut m = t.clone();
+            m.set_backend(backend).unwrap();
+            m.merge(&t2).unwrap();
+            let mut sum = counts.clone();
+            for (&x, &n) in &c2 {
+                *sum.entry(x).or_default() += n;
+            }
+            check_two(&m, &sum);
+        }
+        let bytes = t.to_bytes();
+        prop_assert_eq!(&TwoBitmap::from_bytes(&bytes).unwrap(), &t);
+        let view = TwoBitmapView::from_bytes(&bytes).unwrap();
+        for x in 0..u as u32 {
+            prop_assert_eq!(view.seen(x), t.seen(x));
+        }
+    }
+}
+
+type SetOp = fn(&mut Bitmap, &Bitmap) -> Result<(), BitmapError>;
+
+fn state(n: usize) -> Seen {
+    match n {
+        0 => Seen::Never,
+        1 => Seen::Once,
+        _ => Seen::Many,
+    }
+}
+
+fn check_two(t: &TwoBitmap, counts: &BTreeMap<u32, usize>) {
+    let once: Vec<u32> = counts.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    let many: Vec<u32> = counts.iter().filter(|e| *e.1 > 1).map(|e| *e.0).collect();
+    assert_eq!(t.iter_once().collect::<Vec<_>>(), once);
+    assert_eq!(t.iter_many().collect::<Vec<_>>(), many);
+    assert_eq!(t.count_once(), once.len() as u64);
+    assert_eq!(t.count_many(), many.len() as u64);
+    assert_eq!(t.count_distinct(), counts.len() as u64);
+    for x in 0..t.universe().min(5000) as u32 {
+        assert_eq!(t.seen(x), state(counts.get(&x).copied().unwrap_or(0)));
+    }
+}
+
+#[test]
+fn the_whole_u32_domain_at_both_ends() {
+    let mut b = Bitmap::full_u32().unwrap();
+    assert!(b.is_empty());
+    for x in [0, 63, 64, u32::MAX - 64, u32::MAX] {
+        assert!(b.insert(x));
+        assert!(!b.insert(x));
+    }
+    assert!(b.contains(u32::MAX) && !b.contains(u32::MAX - 1));
+    assert_eq!(b.len(), 5);
+    assert_eq!(
+        b.iter().collect::<Vec<_>>(),
+        [0, 63, 64, u32::MAX - 64, u32::MAX]
+    );
+    assert_eq!(b.rank(1 << 32), 5);
+    assert_eq!(b.rank(u64::from(u32::MAX)), 4);
+    assert_eq!(b.select(4), Some(u32::MAX));
+    b.par_insert_batch(&[7, u32::MAX, 1 << 31]).unwrap();
+    assert_eq!(b.len(), 7);
+    let mut out = [false; 3];
+    b.contains_batch(&[7, 8, 1 << 31], &mut out).unwrap();
+    assert_eq!(out, [true, false, true]);
+    assert!(b.remove(u32::MAX) && !b.contains(u32::MAX));
+    b.clear();
+    assert!(b.is_empty());
+}
+
+#[test]
+fn out_of_range_and_bad_parameters_are_typed_errors() {
+    assert_eq!(Bitmap::new(0).unwrap_err(), BitmapError::InvalidUniverse(0));
+    assert!(matches!(
+        Bitmap::new((1 << 32) + 1),
+        Err(BitmapError::InvalidUniverse(_))
+    ));
+    let mut b = Bitmap::new(100).unwrap();
+    assert!(matches!(
+        b.try_insert(100),
+        Err(BitmapError::OutOfRange {
+            value: 100,
+            universe: 100
+        })
+    ));
+    assert!(b.insert_batch(&[1, 2, 100]).is_err());
+    assert!(b.is_empty(), "a refused batch inserts nothing");
+    assert!(b.try_extend([5, 200]).is_err());
+    assert!(b.is_empty());
+    assert!(!b.contains(u32::MAX) && !b.remove(1000));
+    let mut out = [false; 2];
+    assert!(matches!(
+        b.contains_batch(&[1], &mut out),
+        Err(BitmapError::Core(bloomforge_core::Error::LengthMismatch {
+            keys: 1,
+            out: 2
+        }))
+    ));
+    let other = Bitmap::new(101).unwrap();
+    assert!(matches!(
+        b.union(&other),
+        Err(BitmapError::UniverseMismatch {
+            left: 100,
+            right: 101
+        })
+    ));
+    let mut t = TwoBitmap::new(10).unwrap();
+    assert!(t.insert(10).is_err());
+    assert!(t.insert_batch(&[1, 11]).is_err() && t.is_empty());
+    assert!(t.merge(&TwoBitmap::new(11).unwrap()).is_err());
+    assert_eq!(t.seen(1000), Seen::Never);
+}
+
+#[test]
+fn from_iterator_and_extend() {
+    let b: Bitmap = [5u32, 1, 5, 300].into_iter().collect();
+    assert_eq!(b.universe(), 301);
+    assert_eq!(b.iter().collect::<Vec<_>>(), [1, 5, 300]);
+    let mut c = Bitmap::new(301).unwrap();
+    c.extend([300, 1, 5]);
+    assert_eq!(b, c);
+    let t: TwoBitmap = [3u32, 3, 4].into_iter().collect();
+    assert_eq!(t.iter_once().collect::<Vec<_>>(), [4]);
+    assert_eq!(t.iter_many().collect::<Vec<_>>(), [3]);
+    let empty: Bitmap = std::iter::empty().collect();
+    assert!(empty.is_empty());
+}
+
+#[test]
+fn corrupt_bytes_are_refused() {
+    let mut b = Bitmap::new(100).unwrap();
+    b.insert_batch(&[0, 50, 99]).unwrap();
+    let good = b.to_bytes();
+    let corrupt = |bytes: &[u8]| {
+        matches!(
+            Bitmap::from_bytes(bytes),
+            Err(BitmapError::Core(
+                bloomforge_core::Error::Corrupt { .. }
+                    | bloomforge_core::Error::UnsupportedVersion(_)
+            ))
+        )
+    };
+    // Truncations, flipped bits (checksum), and the wrong kind.
+    for cut in [0, 10, 63, 64, good.len() - 1] {
+        assert!(corrupt(&good[..cut]), "cut {cut}");
+    }
+    for i in 0..good.len() {
+        let mut bad = good.clone();
+        bad[i] ^= 0x10;
+        assert!(Bitmap::from_bytes(&bad).is_err(), "flip at {i}");
+    }
+    assert!(TwoBitmap::from_bytes(&good).is_err());
+    // Well-sealed but inconsistent: a bit beyond the universe, a wrong item count, a
+    // universe of 0, a payload that does not match the universe.
+    let resealed = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut bad = good.clone();
+        edit(&mut bad);
+        bloomforge_core::format::reseal(&mut bad);
+        corrupt(&bad)
+    };
+    assert!(resealed(&|v| v[64 + 15] |= 0x80)); // value 127 >= 100
+    assert!(resealed(&|v| v[32] = 4)); // items
+    assert!(resealed(&|v| v[24..32].copy_from_slice(&0u64.to_le_bytes())));
+    assert!(resealed(
+        &|v| v[24..32].copy_from_slice(&1000u64.to_le_bytes())
+    ));
+    assert!(resealed(
+        &|v| v[24..32].copy_from_slice(&(1u64 << 33).to_le_bytes())
+    ));
+    assert!(resealed(&|v| v[8] = 1)); // a probe count
+                                      // A 2-bitmap with a `11` field.
+    let mut t = TwoBitmap::new(40).unwrap();
+    t.insert_batch(&[1, 2, 2]).unwrap();
+    let mut bad = t.to_bytes();
+    bad[64] |= 0b1100; // value 1: 01 -> 11
+    bad[32] = 3; // keep the item count consistent with the bits
+    bloomforge_core::format::reseal(&mut bad);
+    assert!(matches!(
+        TwoBitmap::from_bytes(&bad),
+        Err(BitmapError::Core(bloomforge_core::Error::Corrupt { .. }))
+    ));
+    // read_from / write_to.
+    let mut buf = Vec::new();
+    t.write_to(&mut buf).unwrap();
+    assert_eq!(TwoBitmap::read_from(&buf[..]).unwrap(), t);
+    assert!(TwoBitmap::read_from(&buf[..buf.len() - 1]).is_err());
+    assert_eq!(Bitmap::read_from(&good[..]).unwrap(), b);
+}

@@ -1,0 +1,148 @@
+//! The atomic forms under threads, and the partitioned parallel loads.
+
+use bloomforge_bitmap::{AtomicBitmap, AtomicTwoBitmap, Bitmap, Seen, TwoBitmap};
+use std::collections::BTreeMap;
+
+/// A fixed-seed xorshift stream.
+fn values(seed: u64, n: usize, universe: u64) -> Vec<u32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % universe) as u32
+        })
+        .collect()
+}
+
+fn counts(v: &[u32]) -> BTreeMap<u32, usize> {
+    let mut m = BTreeMap::new();
+    for &x in v {
+        *m.entry(x).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn parallel_loads_match_the_serial_ones() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    // 2^24 and 2^24 + 12345 are dense enough for the partitioned (bucket-by-region) load.
+    for (seed, universe) in [
+        (1u64, 1u64 << 20),
+        (2, 100_003),
+        (3, 1 << 32),
+        (4, 1 << 24),
+        (5, (1 << 24) + 12345),
+    ] {
+        let v = values(seed, 200_000, universe);
+        let mut serial = TwoBitmap::new(universe).unwrap();
+        serial.insert_batch(&v).unwrap();
+        let mut par = TwoBitmap::new(universe).unwrap();
+        pool.install(|| par.par_insert_batch(&v)).unwrap();
+        assert!(par == serial, "2-bitmap, universe {universe}");
+        let c = counts(&v);
+        assert_eq!(par.count_distinct(), c.len() as u64);
+        assert!(par
+            .iter_once()
+            .eq(c.iter().filter(|e| *e.1 == 1).map(|e| *e.0)));
+        if universe < 1 << 32 {
+            let mut b = Bitmap::new(universe).unwrap();
+            pool.install(|| b.par_insert_batch(&v)).unwrap();
+            assert!(b.iter().eq(c.keys().copied()));
+        }
+    }
+}
+
+/// Many runs with fixed seeds: threads insert overlapping streams into one atomic
+/// 2-bitmap and one atomic bitmap. Every value inserted twice in total must read Many,
+/// once must read Once; exactly one insert per value returns Never, at most one Once; the
+/// bitmap loses nothing. Small universes make threads collide on words constantly.
+#[test]
+fn atomic_forms_lose_nothing_and_never_say_once_for_twice() {
+    const THREADS: usize = 4;
+    for run in 0..40u64 {
+        let universe = [64u64, 1000, 1 << 16][run as usize % 3];
+        let streams: Vec<Vec<u32>> = (0..THREADS)
+            .map(|t| values(run * 31 + t as u64 + 1, 5_000, universe))
+            .collect();
+        let two = AtomicTwoBitmap::new(universe).unwrap();
+        let one = AtomicBitmap::new(universe).unwrap();
+        let returned: Vec<Vec<Seen>> = std::thread::scope(|s| {
+            let handles: Vec<_> = streams
+                .iter()
+                .map(|st| {
+                    let (two, one) = (&two, &one);
+                    s.spawn(move || {
+                        st.iter()
+                            .map(|&x| {
+                                one.insert(x).unwrap();
+                                two.insert(x).unwrap()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let all: Vec<u32> = streams.concat();
+        let c = counts(&all);
+        let mut nevers: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut onces: BTreeMap<u32, usize> = BTreeMap::new();
+        for (st, ret) in streams.iter().zip(&returned) {
+            for (&x, &r) in st.iter().zip(ret) {
+                match r {
+                    Seen::Never => *nevers.entry(x).or_default() += 1,
+                    Seen::Once => *onces.entry(x).or_default() += 1,
+                    Seen::Many => {}
+                }
+            }
+        }
+        for (&x, &n) in &c {
+            let want = if n == 1 { Seen::Once } else { Seen::Many };
+            assert_eq!(two.seen(x), want, "run {run}, value {x} inserted {n} times");
+            assert_eq!(
+                nevers.get(&x),
+                Some(&1),
+                "run {run}: one insert of {x} found it new"
+            );
+            assert_eq!(onces.get(&x).copied().unwrap_or(0), usize::from(n > 1));
+            assert!(one.contains(x));
+        }
+        assert_eq!(one.len(), c.len() as u64);
+        let plain = two.into_two_bitmap();
+        assert_eq!(plain.count_distinct(), c.len() as u64);
+        assert_eq!(
+            plain.count_many(),
+            c.values().filter(|&&n| n > 1).count() as u64
+        );
+        let b = one.into_bitmap();
+        assert!(b.iter().eq(c.keys().copied()));
+    }
+}
+
+#[test]
+fn atomic_batches_and_conversions() {
+    let a = AtomicBitmap::new(1000).unwrap();
+    a.insert_batch(&[1, 2, 999]).unwrap();
+    assert!(a.insert_batch(&[1000]).is_err());
+    assert!(a.insert(1000).is_err());
+    assert!(a.remove(2) && !a.remove(2) && !a.remove(5000));
+    assert_eq!(a.len(), 2);
+    let b = a.into_bitmap();
+    let a: AtomicBitmap = b.clone().into();
+    assert!(a.contains(999) && !a.contains(2) && !a.is_empty());
+    let t = AtomicTwoBitmap::new(100).unwrap();
+    t.insert_batch(&[7, 7, 8]).unwrap();
+    assert!(t.insert_batch(&[100]).is_err());
+    assert_eq!(
+        (t.seen(7), t.seen(8), t.seen(9)),
+        (Seen::Many, Seen::Once, Seen::Never)
+    );
+    let plain = t.into_two_bitmap();
+    let back: AtomicTwoBitmap = plain.into();
+    assert_eq!(back.seen(7), Seen::Many);
+}

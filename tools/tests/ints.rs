@@ -1,0 +1,301 @@
+//! `bloomforge ints` end to end, against BTreeMap models and (where the system has it)
+//! `LC_ALL=C sort -n | uniq -u` / `sort -nu`, on generated files (fixed seeds).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bloomforge"))
+}
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().unwrap())
+    }
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.0.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+}
+
+/// Fixed-seed values: many small ones (so repeats are common), word boundaries, 0 and
+/// `u32::MAX`, and some anywhere.
+fn values(seed: u64, n: usize) -> Vec<u32> {
+    let mut s = seed;
+    let mut v: Vec<u32> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match s % 4 {
+                0 => (s >> 32) as u32,
+                1 => u32::MAX - (s >> 40) as u32 % 3000,
+                _ => (s >> 40) as u32 % 5000,
+            }
+        })
+        .collect();
+    v.extend([0, 63, 64, u32::MAX, u32::MAX, 1 << 31]);
+    v
+}
+
+fn text(v: &[u32]) -> Vec<u8> {
+    v.iter()
+        .map(|x| format!("{x}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn run(args: &[&str], files: &[&Path]) -> Output {
+    bin()
+        .args(args)
+        .args(files)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn lines(out: &Output) -> Vec<u32> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+fn counts(parts: &[&[u32]]) -> BTreeMap<u32, usize> {
+    let mut m = BTreeMap::new();
+    for p in parts {
+        for &x in *p {
+            *m.entry(x).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// `LC_ALL=C sort -n FILES | uniq -u` (or `sort -nu`), if `sort` and `uniq` exist.
+fn coreutils(files: &[&Path], unique: bool) -> Option<Vec<u32>> {
+    let names: Vec<String> = files.iter().map(|p| format!("'{}'", p.display())).collect();
+    let pipeline = if unique {
+        format!("sort -n {} | uniq -u", names.join(" "))
+    } else {
+        format!("sort -nu {}", names.join(" "))
+    };
+    let out = Command::new("sh")
+        .args(["-c", &pipeline])
+        .env("LC_ALL", "C")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(lines(&out))
+}
+
+#[test]
+fn unique_and_distinct_match_the_models_and_sort() {
+    let d = Dir::new();
+    let (a, b) = (values(1, 30_000), values(2, 20_000));
+    let fa = d.file("a.txt", &text(&a));
+    let fb = d.file("b.txt", &text(&b));
+    let c = counts(&[&a, &b]);
+    let once: Vec<u32> = c.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    let all: Vec<u32> = c.keys().copied().collect();
+    let files = [fa.as_path(), fb.as_path()];
+
+    let spill = tempfile::tempdir().unwrap();
+    let spill_s = spill.path().to_str().unwrap();
+    for memory in ["4G", "1G", "100M", "1K"] {
+        let got = lines(&run(
+            &["ints", "unique", "--memory", memory, "--temp-dir", spill_s],
+            &files,
+        ));
+        assert_eq!(got, once, "--memory {memory}");
+        let n = lines(&run(
+            &["ints", "unique", "--count", "--memory", memory],
+            &files,
+        ));
+        assert_eq!(n, [once.len() as u32]);
+    }
+    assert_eq!(
+        std::fs::read_dir(spill.path()).unwrap().count(),
+        0,
+        "temporary files left"
+    );
+    assert_eq!(lines(&run(&["ints", "distinct"], &files)), all);
+    assert_eq!(
+        lines(&run(&["ints", "distinct", "--count"], &files)),
+        [all.len() as u32]
+    );
+    if let Some(want) = coreutils(&files, true) {
+        assert_eq!(want, once);
+    }
+    if let Some(want) = coreutils(&files, false) {
+        assert_eq!(want, all);
+    }
+}
+
+#[test]
+fn binary_formats_and_contains() {
+    let d = Dir::new();
+    let set = values(3, 5_000);
+    let queries = values(4, 3_000);
+    let le32: Vec<u8> = set.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let le64: Vec<u8> = set
+        .iter()
+        .flat_map(|&x| u64::from(x).to_le_bytes())
+        .collect();
+    let s32 = d.file("set.u32", &le32);
+    let s64 = d.file("set.u64", &le64);
+    let q = d.file(
+        "q.u32",
+        &queries
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    let q64 = d.file(
+        "q.u64",
+        &queries
+            .iter()
+            .flat_map(|&x| u64::from(x).to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    let model = counts(&[&set]);
+    let present: Vec<u32> = queries
+        .iter()
+        .copied()
+        .filter(|x| model.contains_key(x))
+        .collect();
+    let absent: Vec<u32> = queries
+        .iter()
+        .copied()
+        .filter(|x| !model.contains_key(x))
+        .collect();
+    assert!(!present.is_empty() && !absent.is_empty());
+    assert_eq!(
+        lines(&run(
+            &["ints", "contains", "--format", "u32le"],
+            &[&s32, &q]
+        )),
+        present
+    );
+    assert_eq!(
+        lines(&run(
+            &["ints", "contains", "--format", "u64le"],
+            &[&s64, &q64]
+        )),
+        present
+    );
+    assert_eq!(
+        lines(&run(
+            &["ints", "contains", "--absent", "--format", "u32le"],
+            &[&s32, &q]
+        )),
+        absent
+    );
+    assert_eq!(
+        lines(&run(
+            &["ints", "contains", "--count", "--format", "u32le"],
+            &[&s32, &q]
+        )),
+        [present.len() as u32]
+    );
+    let once: Vec<u32> = model.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    assert_eq!(
+        lines(&run(
+            &["ints", "unique", "--format", "u64le", "--memory", "200M"],
+            &[&s64]
+        )),
+        once
+    );
+    // Queries on standard input.
+    let out = bin()
+        .args(["ints", "contains"])
+        .arg(d.file("set.txt", &text(&set)))
+        .stdin(std::fs::File::open(d.file("q.txt", &text(&queries))).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(lines(&out), present);
+}
+
+/// Bad input: one line on stderr naming the file and where, a failure code, no output,
+/// and no temporary files left behind.
+#[test]
+fn bad_input_is_one_line_naming_the_place() {
+    let d = Dir::new();
+    let good = d.file("good.txt", b"1\n2\n2\n");
+    let cases: [(&str, &[u8], &str, &str); 6] = [
+        ("word.txt", b"1\n2\nx7\n", "text", "word.txt:3:"),
+        ("big.txt", b"4294967296\n", "text", "big.txt:1:"),
+        ("neg.txt", b"5\n\n-1\n", "text", "neg.txt:3:"),
+        (
+            "cut.u32",
+            &[1, 0, 0, 0, 2, 0],
+            "u32le",
+            "cut.u32: truncated at byte offset 4",
+        ),
+        (
+            "cut.u64",
+            &[1, 0, 0, 0, 0, 0, 0, 0, 9],
+            "u64le",
+            "cut.u64: truncated at byte offset 8",
+        ),
+        (
+            "wide.u64",
+            &[0, 0, 0, 0, 1, 0, 0, 0],
+            "u64le",
+            "wide.u64: byte offset 0: value 4294967296",
+        ),
+    ];
+    let spill = tempfile::tempdir().unwrap();
+    for (name, bytes, format, want) in cases {
+        let bad = d.file(name, bytes);
+        for cmd in [
+            vec![
+                "ints",
+                "unique",
+                "--memory",
+                "100M",
+                "--temp-dir",
+                spill.path().to_str().unwrap(),
+            ],
+            vec!["ints", "unique"],
+            vec!["ints", "distinct"],
+        ] {
+            let mut args = cmd.clone();
+            args.extend(["--format", format]);
+            // The good file first: its values are read, but nothing may be printed.
+            let files: Vec<&Path> = if format == "text" {
+                vec![&good, &bad]
+            } else {
+                vec![&bad]
+            };
+            let out = run(&args, &files);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{cmd:?} {name}");
+            assert!(out.stdout.is_empty(), "{cmd:?} {name}: output written");
+            assert!(err.contains(want), "{cmd:?} {name}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+        let out = run(&["ints", "contains", "--format", format], &[&bad, &bad]);
+        assert!(!out.status.success() && out.stdout.is_empty());
+    }
+    assert_eq!(
+        std::fs::read_dir(spill.path()).unwrap().count(),
+        0,
+        "temporary files left"
+    );
+    let out = run(&["ints", "unique", "--memory", "12Q"], &[&good]);
+    assert!(!out.status.success());
+    let out = run(&["ints", "unique"], &[&d.0.path().join("missing.txt")]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"));
+}
