@@ -137,3 +137,97 @@ impl<F: BuildFilter, S: BuildHasher> NumBitsBuilder<F, S> {
         F::for_bits_and_hashes(self.bits, k, self.hasher)
     }
 }
+
+/// The builder every filter of the workspace shares, named alike everywhere:
+/// `Type::builder().expected_items(n).false_pos(p).seed(s).hasher(h).build()?`.
+///
+/// `expected_items` is required; `false_pos` defaults to 0.01 ([`DEFAULT_FALSE_POS`]);
+/// the hasher defaults to [`DefaultHasher`] with its default seed. Validation happens in
+/// [`build`](Self::build), with the same errors as [`FalsePosBuilder::expected_items`].
+///
+/// ```
+/// use bloomforge_core::BlockedBloomFilter;
+///
+/// let a = BlockedBloomFilter::builder().expected_items(1000).false_pos(0.01).seed(7).build()?;
+/// let b = BlockedBloomFilter::with_false_pos(0.01).seed(7).expected_items(1000)?;
+/// assert_eq!(a, b);
+/// # Ok::<(), bloomforge_core::Error>(())
+/// ```
+#[must_use = "a builder does nothing until finished with .build()"]
+#[derive(Clone, Debug)]
+pub struct Builder<F, S = DefaultHasher> {
+    items: Option<u64>,
+    fp: f64,
+    hasher: S,
+    kind: PhantomData<fn() -> F>,
+}
+
+/// The false-positive rate a [`Builder`] uses when none is given.
+pub const DEFAULT_FALSE_POS: f64 = 0.01;
+
+impl<F: BuildFilter> Default for Builder<F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F: BuildFilter> Builder<F> {
+    /// A builder with no item count yet, [`DEFAULT_FALSE_POS`] and the default hasher.
+    pub fn new() -> Self {
+        Self {
+            items: None,
+            fp: DEFAULT_FALSE_POS,
+            hasher: DefaultHasher::default(),
+            kind: PhantomData,
+        }
+    }
+
+    /// Seeds the default hasher. Filters must share a seed to be combined.
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<F: BuildFilter, S: BuildHasher> Builder<F, S> {
+    /// The number of distinct keys the filter is sized for (required).
+    pub fn expected_items(self, items: u64) -> Self {
+        Self {
+            items: Some(items),
+            ..self
+        }
+    }
+
+    /// The target false-positive rate at `expected_items` keys, in (0, 1).
+    pub fn false_pos(self, fp: f64) -> Self {
+        Self { fp, ..self }
+    }
+
+    /// Uses `hasher` instead of the default (e.g. [`KeyedHasher`](crate::KeyedHasher) for
+    /// untrusted keys).
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> Builder<F, S2> {
+        Builder {
+            items: self.items,
+            fp: self.fp,
+            hasher,
+            kind: PhantomData,
+        }
+    }
+
+    /// Builds the filter, sized with the layout's own FP formula.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`] when `expected_items` was not set or is 0,
+    /// [`Error::InvalidFalsePositiveRate`] unless `0 < false_pos < 1`, and the errors of
+    /// the filter's sizing (too large, allocation).
+    pub fn build(self) -> Result<F::Filter<S>, F::Error> {
+        FalsePosBuilder::<F, S> {
+            fp: self.fp,
+            hasher: self.hasher,
+            kind: PhantomData,
+        }
+        .expected_items(self.items.unwrap_or(0))
+    }
+}

@@ -7,7 +7,10 @@
 //! ```
 //! use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter};
 //!
-//! let mut f = BlockedBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?;
+//! // The two entry points every filter of the workspace offers:
+//! let mut f = BlockedBloomFilter::new(1_000_000, 0.01)?;
+//! let g = BlockedBloomFilter::builder().expected_items(1_000_000).false_pos(0.01).build()?;
+//! assert_eq!(f, g); // the same filter
 //! f.insert(&"key");
 //! assert!(f.contains(&"key"));
 //!
@@ -56,7 +59,7 @@ pub mod view;
 
 pub use arch::Backend;
 pub use block::{Block256, Block512};
-pub use builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+pub use builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 pub use error::{Error, FilterShape, Result};
 pub use filters::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,

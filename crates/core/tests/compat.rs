@@ -17,7 +17,10 @@ fn fixture(name: &str) -> (Vec<u8>, Vec<String>) {
 fn check(name: &str, contains: impl Fn(&[u8]) -> bool) {
     let (_, maybe) = fixture(name);
     for i in 0..1000 {
-        assert!(contains(format!("key-{i}").as_bytes()), "{name}: key-{i} lost");
+        assert!(
+            contains(format!("key-{i}").as_bytes()),
+            "{name}: key-{i} lost"
+        );
     }
     let now: Vec<String> = (1000..3000)
         .map(|i| format!("key-{i}"))

@@ -8,7 +8,7 @@ use crate::layout::{
 };
 use crate::nibble::{atomic_decrement, atomic_increment, get_at, min_of, nonzero};
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
-use bloomforge_core::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::Filter;
 use core::fmt;
@@ -97,6 +97,24 @@ pub struct AtomicCountingBloomFilter<S = DefaultHasher> {
 }
 
 impl AtomicCountingBloomFilter {
+    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
+    /// default hasher and the blocked layout: the same as
+    /// `Self::builder().expected_items(n).false_pos(p).build()`.
+    ///
+    /// # Errors
+    /// As [`Builder::build`](bloomforge_core::builder::Builder::build).
+    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+
     /// Starts a builder for a blocked-layout filter with target false-positive rate `fp`
     /// (same sizing as [`CountingBloomFilter::with_false_pos`]). For the standard layout
     /// convert a plain one: `AtomicCountingBloomFilter::from(plain)`.

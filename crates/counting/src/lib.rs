@@ -8,7 +8,10 @@
 //! ```
 //! use bloomforge_counting::{AtomicCountingBloomFilter, CountingBloomFilter, CountingError};
 //!
-//! let mut f = CountingBloomFilter::with_false_pos(0.01).expected_items(100_000)?;
+//! let mut f = CountingBloomFilter::new(100_000, 0.01)?;
+//! // The same filter from the builder every filter of the workspace offers:
+//! let g = CountingBloomFilter::builder().expected_items(100_000).false_pos(0.01).build()?;
+//! assert_eq!(f.to_bytes(), g.to_bytes());
 //! f.insert(&"apple");
 //! f.insert(&"apple");
 //! f.insert(&"pear");

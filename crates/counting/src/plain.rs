@@ -11,7 +11,7 @@ use crate::layout::{
     CounterLine, LINE_COUNTERS, MAX_HASHES,
 };
 use crate::nibble::{self, decrement, get, get_at, increment, min_of, nonzero};
-use bloomforge_core::builder::{BuildFilter, FalsePosBuilder, NumBitsBuilder};
+use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Backend, Block512, BlockedBloomFilter, Error, Filter, StandardBloomFilter};
 use core::fmt;
@@ -75,6 +75,24 @@ pub struct CountingBloomFilter<S = DefaultHasher> {
 pub struct StandardCounting;
 
 impl CountingBloomFilter {
+    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
+    /// default hasher and the blocked layout: the same as
+    /// `Self::builder().expected_items(n).false_pos(p).build()`.
+    ///
+    /// # Errors
+    /// As [`Builder::build`](bloomforge_core::builder::Builder::build).
+    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+
     /// Starts a builder for a blocked-layout filter with target false-positive rate `fp`;
     /// finish with `.expected_items(n)`. Sized with the exact blocked theory for
     /// 128-counter lines ([`math::blocked_size`](crate::math::blocked_size)).

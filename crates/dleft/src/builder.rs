@@ -32,6 +32,9 @@ pub struct DLeftBuilder<S = DefaultHasher> {
     counter_bits: u32,
     seed: u64,
     hasher: S,
+    /// `Some` when sized from `expected_items` (and `false_pos`) rather than explicitly.
+    items: Option<u64>,
+    false_pos: Option<f64>,
 }
 
 impl DLeftBuilder {
@@ -46,6 +49,8 @@ impl DLeftBuilder {
             counter_bits: DEFAULT_COUNTER_BITS,
             seed: 0,
             hasher: DefaultHasher::default(),
+            items: None,
+            false_pos: None,
         }
     }
 
@@ -67,6 +72,26 @@ impl Default for DLeftBuilder {
 }
 
 impl<S: BuildHasher> DLeftBuilder<S> {
+    /// Sizes the filter for `items` keys (the conventions' builder): with this set,
+    /// [`build`](Self::build) chooses the buckets and remainder bits for
+    /// [`false_pos`](Self::false_pos) (default 0.01) as
+    /// [`DLeftFalsePosBuilder`] does, keeping `subtables`, `cells_per_bucket` and
+    /// `counter_bits`; `buckets_per_subtable` and `remainder_bits` are then ignored.
+    pub fn expected_items(self, items: u64) -> Self {
+        Self {
+            items: Some(items),
+            ..self
+        }
+    }
+
+    /// The target false-positive rate at `expected_items` keys (default 0.01).
+    pub fn false_pos(self, fp: f64) -> Self {
+        Self {
+            false_pos: Some(fp),
+            ..self
+        }
+    }
+
     /// Number of subtables `d` (`1..=8`; default 4).
     pub fn subtables(self, d: u32) -> Self {
         Self {
@@ -121,6 +146,8 @@ impl<S: BuildHasher> DLeftBuilder<S> {
             counter_bits: self.counter_bits,
             seed: self.seed,
             hasher,
+            items: self.items,
+            false_pos: self.false_pos,
         }
     }
 
@@ -128,8 +155,25 @@ impl<S: BuildHasher> DLeftBuilder<S> {
     ///
     /// # Errors
     /// [`DLeftError::InvalidParameter`] for a parameter out of range,
-    /// [`DLeftError::Core`] (`TooLarge`, `AllocationFailed`) if the table does not fit.
+    /// [`DLeftError::Core`] (`TooLarge`, `AllocationFailed`) if the table does not fit;
+    /// when sized from a false-positive rate, `ZeroItems` (in [`DLeftError::Core`]) if
+    /// `false_pos` was given without `expected_items`, and the errors of
+    /// [`DLeftFalsePosBuilder::expected_items`].
     pub fn build(self) -> Result<DLeftCountingBloomFilter<S>> {
+        if self.items.is_some() || self.false_pos.is_some() {
+            return DLeftFalsePosBuilder {
+                fp: self
+                    .false_pos
+                    .unwrap_or(bloomforge_core::builder::DEFAULT_FALSE_POS),
+                subtables: self.subtables,
+                cells: self.cells,
+                counter_bits: self.counter_bits,
+                target_load: None,
+                seed: self.seed,
+                hasher: self.hasher,
+            }
+            .expected_items(self.items.unwrap_or(0));
+        }
         DLeftCountingBloomFilter::from_parts(
             self.subtables,
             self.buckets,

@@ -172,6 +172,28 @@ impl DLeftCountingBloomFilter {
     /// crate-level [`SATURATED`](crate::SATURATED)).
     pub const SATURATED: u64 = crate::SATURATED;
 
+    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
+    /// default shape and hasher: the same as
+    /// `Self::builder().expected_items(n).false_pos(p).build()` and
+    /// `Self::with_false_pos(p).expected_items(n)`.
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let a = DLeftCountingBloomFilter::new(10_000, 0.01)?;
+    /// let b = DLeftCountingBloomFilter::builder().expected_items(10_000).false_pos(0.01).build()?;
+    /// assert_eq!(a.memory_bits(), b.memory_bits());
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`DLeftFalsePosBuilder::expected_items`].
+    pub fn new(expected_items: u64, false_pos: f64) -> crate::Result<Self> {
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
     /// Starts a builder sized from a target false-positive rate; finish with
     /// [`expected_items`](DLeftFalsePosBuilder::expected_items).
     ///
@@ -185,8 +207,9 @@ impl DLeftCountingBloomFilter {
         DLeftFalsePosBuilder::new(fp)
     }
 
-    /// Starts a builder with explicit parameters (defaults: 4 subtables of 1024 buckets,
-    /// 8 cells per bucket, 12-bit remainders, 2-bit counters, seed 0).
+    /// Starts a builder: explicit parameters (defaults: 4 subtables of 1024 buckets, 8
+    /// cells per bucket, 12-bit remainders, 2-bit counters, seed 0), or
+    /// `.expected_items(n).false_pos(p)` to size it as [`new`](Self::new) does.
     ///
     /// ```
     /// # use bloomforge_dleft::DLeftCountingBloomFilter;

@@ -7,7 +7,10 @@
 //! ```
 //! use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
 //!
-//! let mut f = DLeftCountingBloomFilter::with_false_pos(0.001).expected_items(100_000)?;
+//! let mut f = DLeftCountingBloomFilter::new(100_000, 0.001)?;
+//! // The same filter from the builder every filter of the workspace offers:
+//! let same = DLeftCountingBloomFilter::builder().expected_items(100_000).false_pos(0.001).build()?;
+//! assert_eq!(f.to_bytes(), same.to_bytes());
 //! f.insert(&"apple")?;
 //! f.insert(&"apple")?;
 //! f.insert(&"pear")?;
