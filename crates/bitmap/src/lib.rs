@@ -97,11 +97,13 @@ pub enum BitmapError {
     BackendUnavailable(&'static str),
 }
 
+/// `?` composes up to core's error: a core error comes back as itself, any other as
+/// [`bloomforge_core::Error::Filter`] (downcast it back with `SourceError::downcast_ref`).
 impl From<BitmapError> for bloomforge_core::Error {
     fn from(e: BitmapError) -> Self {
         match e {
             BitmapError::Core(c) => c,
-            other => bloomforge_core::Error::Io(other.to_string()),
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
         }
     }
 }

@@ -15,6 +15,80 @@ pub struct FilterShape {
     pub hasher_fingerprint: u64,
 }
 
+impl FilterShape {
+    /// What differs between two shapes, naming each parameter and both values
+    /// (`"k differs (6 vs 7)"`), or `"none"`.
+    pub fn differences(&self, other: &FilterShape) -> String {
+        let mut out = Vec::new();
+        if self.num_bits != other.num_bits {
+            out.push(format!(
+                "size differs ({} vs {} bits)",
+                self.num_bits, other.num_bits
+            ));
+        }
+        if self.num_hashes != other.num_hashes {
+            out.push(format!(
+                "k differs ({} vs {})",
+                self.num_hashes, other.num_hashes
+            ));
+        }
+        if self.hasher_fingerprint != other.hasher_fingerprint {
+            out.push(format!(
+                "hasher differs ({:#018x} vs {:#018x}: another seed or key)",
+                self.hasher_fingerprint, other.hasher_fingerprint
+            ));
+        }
+        if out.is_empty() {
+            "none".to_string()
+        } else {
+            out.join(", ")
+        }
+    }
+}
+
+/// An error of another bloomforge crate (counting, d-left, cuckoo, bitmap, ...) carried in
+/// core's [`Error::Filter`], so that `?` composes from any crate of the workspace up to
+/// [`Error`]. Its [`source`](std::error::Error::source) is the original error's source;
+/// [`get_ref`](Self::get_ref) and `downcast_ref` give the original back. Two values are
+/// equal when they wrap the same error or errors with the same message.
+#[derive(Clone, Debug)]
+pub struct SourceError(std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl SourceError {
+    /// Wraps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SourceError(std::sync::Arc::new(error))
+    }
+
+    /// The original error.
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+
+    /// The original error as `E`, if it is one.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for SourceError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
 impl fmt::Display for FilterShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -73,7 +147,7 @@ pub enum Error {
         max: u32,
     },
     /// Union / intersection of filters whose sizes, probe counts or hashers differ.
-    #[error("incompatible filters: left has {left}, right has {right}; build both with the same size, hashes and hasher")]
+    #[error("cannot combine filters: {}; left has {left}, right has {right}: build both with the same size, hashes and hasher", left.differences(right))]
     IncompatibleFilters {
         /// Shape of `self`.
         left: FilterShape,
@@ -132,6 +206,13 @@ pub enum Error {
     /// Building a thread pool for a parallel operation failed.
     #[error("thread pool: {0}")]
     ThreadPool(String),
+    /// An error of another crate of the workspace (`CountingError`, `DLeftError`,
+    /// `CuckooError`, `BitmapError`, ...), converted with `From` so that `?` composes; it
+    /// is shown as itself (message and [`source`](std::error::Error::source) chain pass
+    /// through, so reporters print it once) and can be downcast back with
+    /// [`SourceError::downcast_ref`].
+    #[error(transparent)]
+    Filter(SourceError),
 }
 
 /// `Result` with [`Error`].

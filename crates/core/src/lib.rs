@@ -60,7 +60,7 @@ pub mod view;
 pub use arch::Backend;
 pub use block::{Block256, Block512};
 pub use builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
-pub use error::{Error, FilterShape, Result};
+pub use error::{Error, FilterShape, Result, SourceError};
 pub use filters::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,
     SplitBlockBloomFilter,

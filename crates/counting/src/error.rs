@@ -64,3 +64,14 @@ pub enum CountingError {
     #[error(transparent)]
     Core(#[from] bloomforge_core::Error),
 }
+
+/// `?` composes up to core's error: a core error comes back as itself, any other as
+/// [`bloomforge_core::Error::Filter`] (downcast it back with `SourceError::downcast_ref`).
+impl From<CountingError> for bloomforge_core::Error {
+    fn from(e: CountingError) -> Self {
+        match e {
+            CountingError::Core(core) => core,
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
+        }
+    }
+}

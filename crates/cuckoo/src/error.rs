@@ -78,17 +78,14 @@ pub enum CuckooError {
     Core(#[from] bloomforge_core::Error),
 }
 
-/// So `?` composes up to core: core errors come back unchanged, a fingerprint mismatch is
-/// `Corrupt`, and the cuckoo-only conditions (full, not present, parameters), which core
-/// has no variant for, travel as their message in `Error::Io`.
+/// So `?` composes up to core: core errors come back unchanged, every cuckoo-only
+/// condition (full, not present, parameters, fingerprint size) as
+/// [`bloomforge_core::Error::Filter`] (downcast it back with `SourceError::downcast_ref`).
 impl From<CuckooError> for bloomforge_core::Error {
     fn from(e: CuckooError) -> Self {
         match e {
             CuckooError::Core(c) => c,
-            CuckooError::FingerprintMismatch { .. } => bloomforge_core::Error::Corrupt {
-                reason: "cuckoo filter: fingerprint size differs from the type's",
-            },
-            other => bloomforge_core::Error::Io(other.to_string()),
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
         }
     }
 }

@@ -54,3 +54,14 @@ pub enum DLeftError {
 
 /// `Result` with [`DLeftError`].
 pub type Result<T, E = DLeftError> = core::result::Result<T, E>;
+
+/// `?` composes up to core's error: a core error comes back as itself, any other as
+/// [`bloomforge_core::Error::Filter`] (downcast it back with `SourceError::downcast_ref`).
+impl From<DLeftError> for bloomforge_core::Error {
+    fn from(e: DLeftError) -> Self {
+        match e {
+            DLeftError::Core(core) => core,
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
+        }
+    }
+}
