@@ -1,0 +1,45 @@
+//! The crate's error type.
+
+/// Errors of the retrieval structures.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RetrievalError {
+    /// An error of the core crate (allocation, corrupt bytes, hasher mismatch).
+    #[error(transparent)]
+    Core(#[from] bloomforge_core::Error),
+    /// The same key was given twice with different values.
+    #[error("duplicate key with different values ({first} vs {second}); give each key one value")]
+    DuplicateKey {
+        /// The first value seen.
+        first: u32,
+        /// The conflicting value.
+        second: u32,
+    },
+    /// Peeling failed with every seed tried.
+    #[error(
+        "construction failed after {attempts} seeds; the key set may hold keys that hash alike"
+    )]
+    ConstructionFailed {
+        /// How many seeds were tried.
+        attempts: u32,
+    },
+    /// A parameter out of its range.
+    #[error("invalid parameter {name} = {value}: {expected}")]
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value given.
+        value: u64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}
+
+impl From<RetrievalError> for bloomforge_core::Error {
+    fn from(e: RetrievalError) -> Self {
+        match e {
+            RetrievalError::Core(c) => c,
+            other => bloomforge_core::Error::Io(other.to_string()),
+        }
+    }
+}
