@@ -23,6 +23,26 @@ pub enum RetrievalError {
         /// How many seeds were tried.
         attempts: u32,
     },
+    /// Two tables that cannot be combined (another size, probe count or seed).
+    #[error(
+        "cannot combine: {what} differs ({ours} vs {theirs}); build both with the same parameters"
+    )]
+    Mismatch {
+        /// Which parameter differs.
+        what: &'static str,
+        /// This table's value.
+        ours: u64,
+        /// The other table's value.
+        theirs: u64,
+    },
+    /// An IBLT holds more entries than its cells can decode.
+    #[error("the table could not be decoded: {recovered} entries recovered, {stuck_cells} cells still hold entries; the difference exceeds what the table can list, so build it with a larger expected difference")]
+    DecodeFailed {
+        /// Entries peeled before decoding stalled.
+        recovered: usize,
+        /// Non-empty cells left.
+        stuck_cells: usize,
+    },
     /// A parameter out of its range.
     #[error("invalid parameter {name} = {value}: {expected}")]
     InvalidParameter {

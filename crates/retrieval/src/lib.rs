@@ -19,8 +19,10 @@
 mod bloomier;
 mod error;
 mod fuse;
+mod iblt;
 mod peel;
 
 pub use bloomier::BloomierFilter;
 pub use error::RetrievalError;
 pub use fuse::{BinaryFuseFilter, Fingerprint, XorFilter};
+pub use iblt::Iblt;
