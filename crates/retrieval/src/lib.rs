@@ -16,12 +16,16 @@
 //! # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 //! ```
 
+mod approx;
 mod bloomier;
 mod error;
 mod fuse;
 mod iblt;
 mod peel;
 
+pub use approx::{
+    CompactApproximator, CountMin, Counter, Lattice, MaxLattice, MinLattice, SumLattice,
+};
 pub use bloomier::BloomierFilter;
 pub use error::RetrievalError;
 pub use fuse::{BinaryFuseFilter, Fingerprint, XorFilter};
