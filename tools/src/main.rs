@@ -10,6 +10,7 @@
 //! bloomforge stats F.bloom [--json]
 //! bloomforge merge A.bloom B.bloom... -o OUT.bloom [--intersect]
 //! bloomforge common A.txt B.txt [C.txt...] [--exact] [--memory 4G] [--temp-dir DIR] [-o OUT]
+//! bloomforge diff A.txt B.txt --expected-diff D                (<\tonly in A, >\tonly in B)
 //! ```
 //! KEYS are files, `-` or nothing for stdin; keys are lines as raw bytes (policy in
 //! [`input`]). Every command streams its input in bounded blocks; `-q` silences progress
@@ -35,6 +36,7 @@
 mod build;
 mod cleanup;
 mod common;
+mod diff;
 mod error;
 mod export;
 mod filter;
@@ -95,6 +97,8 @@ enum Command {
     Merge(merge::Args),
     /// Print the lines present in every file, approximately or --exact, within --memory.
     Common(common::Args),
+    /// Print the lines only in A or only in B (invertible Bloom lookup tables; --expected-diff).
+    Diff(diff::Args),
     /// Generate a file of URLs for benchmarks (see the README).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
@@ -117,6 +121,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Stats(a) => stats::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Common(a) => common::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::GenUrls(a) => gen_urls::run(a),
     }
 }
