@@ -11,6 +11,7 @@
 //! bloomforge merge A.bloom B.bloom... -o OUT.bloom [--intersect]
 //! bloomforge common A.txt B.txt [C.txt...] [--exact] [--memory 4G] [--temp-dir DIR] [-o OUT]
 //! bloomforge ints contains|unique|distinct FILE... [--format text|u32le|u64le] [--memory 1G]
+//! bloomforge diff A.txt B.txt --expected-diff D                (<\tonly in A, >\tonly in B)
 //! ```
 //! KEYS are files, `-` or nothing for stdin; keys are lines as raw bytes (policy in
 //! [`input`]). Every command streams its input in bounded blocks; `-q` silences progress
@@ -36,6 +37,7 @@
 mod build;
 mod cleanup;
 mod common;
+mod diff;
 mod error;
 mod export;
 mod filter;
@@ -102,6 +104,8 @@ enum Command {
         #[command(subcommand)]
         command: ints::IntsCommand,
     },
+    /// Print the lines only in A or only in B (invertible Bloom lookup tables; --expected-diff).
+    Diff(diff::Args),
     /// Generate a file of URLs for benchmarks (see the README).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
@@ -125,6 +129,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Merge(a) => merge::run(a),
         Command::Common(a) => common::run(a),
         Command::Ints { command } => ints::run(command),
+        Command::Diff(a) => diff::run(a),
         Command::GenUrls(a) => gen_urls::run(a),
     }
 }

@@ -1,0 +1,96 @@
+//! Side-by-side timings (medians of 3 runs) that check every answer they time:
+//! `BinaryFuseFilter<u8>` build and lookup vs `xorf::BinaryFuse8` at 1M and 10M keys, and
+//! `Iblt::list_entries` of a 10k difference.
+//!
+//! `cargo run --release -p bloomforge-retrieval --example perf`
+//!
+//! xorf takes `u64` keys as they are (it mixes them itself); ours hashes each key with
+//! core's `DefaultHasher` (foldhash) first, which its lookup time includes.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use bloomforge_core::hash::mix64;
+use bloomforge_retrieval::{BinaryFuseFilter, Iblt};
+use xorf::Filter;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let r = f();
+        times.push(t.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    (median(times), last.expect("runs > 0"))
+}
+
+fn main() {
+    println!("| keys | build ours (s) | build xorf (s) | lookup ours (ns/key) | lookup xorf (ns/key) | ours, pre-hashed (ns/key) | FP ours | FP xorf |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for n in [1_000_000u64, 10_000_000] {
+        let keys: Vec<u64> = (0..n).map(mix64).collect();
+        let absent: Vec<u64> = (n..2 * n).map(mix64).collect();
+        let (b_ours, ours) = time(3, || BinaryFuseFilter::<u8>::build_from(&keys, 0).unwrap());
+        let (b_xorf, theirs) = time(3, || xorf::BinaryFuse8::try_from(&keys[..]).unwrap());
+        let count =
+            |f: &dyn Fn(&u64) -> bool, ks: &[u64]| ks.iter().filter(|k| f(black_box(k))).count();
+        let (l_ours, hits) = time(3, || count(&|k| ours.contains(k), &keys));
+        assert_eq!(hits as u64, n, "ours: a member was missed");
+        let (l_xorf, hits) = time(3, || count(&|k| theirs.contains(k), &keys));
+        assert_eq!(hits as u64, n, "xorf: a member was missed");
+        let hasher = ours.hasher();
+        let hashes: Vec<u64> = keys
+            .iter()
+            .map(|k| std::hash::BuildHasher::hash_one(&hasher, k))
+            .collect();
+        let (l_hash, hits) = time(3, || count(&|h| ours.contains_hash(*h), &hashes));
+        assert_eq!(hits as u64, n, "ours (hashes): a member was missed");
+        let fp_ours = count(&|k| ours.contains(k), &absent) as f64 / n as f64;
+        let fp_xorf = count(&|k| theirs.contains(k), &absent) as f64 / n as f64;
+        // 2^-8 = 0.0039; at 1M trials six standard deviations are 0.0004.
+        assert!((fp_ours - 1.0 / 256.0).abs() < 0.0004, "ours FP {fp_ours}");
+        assert!((fp_xorf - 1.0 / 256.0).abs() < 0.0004, "xorf FP {fp_xorf}");
+        println!(
+            "| {n} | {b_ours:.3} | {b_xorf:.3} | {:.2} | {:.2} | {:.2} | {fp_ours:.5} | {fp_xorf:.5} |",
+            l_ours * 1e9 / n as f64,
+            l_xorf * 1e9 / n as f64,
+            l_hash * 1e9 / n as f64
+        );
+    }
+    let d = 10_000usize;
+    let mut a = Iblt::with_expected_diff(d).unwrap();
+    let mut b = Iblt::with_expected_diff(d).unwrap();
+    for i in 0..100_000u64 {
+        if i % 20 != 0 {
+            a.insert_hash(mix64(i));
+        }
+        if i % 20 != 1 {
+            b.insert_hash(mix64(i));
+        }
+    }
+    let diff = a.subtract(&b).unwrap();
+    let (t, (pa, pb)) = time(3, || diff.list_entries().unwrap());
+    assert_eq!((pa.len(), pb.len()), (5000, 5000));
+    let want = |r: u64| {
+        let mut v: Vec<u64> = (0..100_000u64).filter(|i| i % 20 == r).map(mix64).collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(
+        (pa, pb),
+        (want(1), want(0)),
+        "the listed difference must be exact"
+    );
+    println!(
+        "\nIBLT: list_entries of a {d}-entry difference in {} cells: {:.3} ms (median of 3)",
+        diff.cells(),
+        t * 1e3
+    );
+}

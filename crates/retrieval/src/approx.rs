@@ -1,0 +1,231 @@
+//! [`CompactApproximator`]: Boldi & Vigna's compact approximator, a Bloom-filter-like map
+//! from keys to values of a lattice.
+
+use std::hash::{BuildHasher, Hash};
+use std::marker::PhantomData;
+
+use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
+
+use crate::RetrievalError;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+/// An unsigned cell type: `u8`, `u16`, `u32` or `u64`.
+pub trait Counter: sealed::Sealed + Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
+    /// The smallest value (0).
+    const MIN: Self;
+    /// The largest value.
+    const MAX: Self;
+    /// Addition that stops at [`MAX`](Self::MAX).
+    fn saturating_add(self, other: Self) -> Self;
+}
+
+macro_rules! counter {
+    ($($t:ty),*) => {$(
+        impl Counter for $t {
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+            #[inline(always)]
+            fn saturating_add(self, other: Self) -> Self {
+                <$t>::saturating_add(self, other)
+            }
+        }
+    )*};
+}
+counter!(u8, u16, u32, u64);
+
+/// What a compact approximator stores: cells start at [`bottom`](Self::bottom), an insert
+/// combines its value into each of the key's cells with [`join`](Self::join), and a lookup
+/// combines the key's cells with [`meet`](Self::meet). When `join` is a lattice join and
+/// `meet` its meet, a lookup is never below (in the lattice order) the join of the values
+/// inserted under that key.
+pub trait Lattice {
+    /// The cell value.
+    type Value: Copy + Send + Sync + std::fmt::Debug;
+    /// The value of an empty cell.
+    fn bottom() -> Self::Value;
+    /// Combines an inserted value into a cell.
+    fn join(cell: Self::Value, value: Self::Value) -> Self::Value;
+    /// Combines two cells on lookup.
+    fn meet(a: Self::Value, b: Self::Value) -> Self::Value;
+}
+
+/// Maximum: `get` is never below the largest value inserted under the key.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MaxLattice<T>(PhantomData<T>);
+
+impl<T: Counter> Lattice for MaxLattice<T> {
+    type Value = T;
+    fn bottom() -> T {
+        T::MIN
+    }
+    #[inline(always)]
+    fn join(cell: T, value: T) -> T {
+        cell.max(value)
+    }
+    #[inline(always)]
+    fn meet(a: T, b: T) -> T {
+        a.min(b)
+    }
+}
+
+/// Minimum (the order reversed): `get` is never above the smallest value inserted under
+/// the key; a key never inserted reads `T::MAX` unless its cells were all touched.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MinLattice<T>(PhantomData<T>);
+
+impl<T: Counter> Lattice for MinLattice<T> {
+    type Value = T;
+    fn bottom() -> T {
+        T::MAX
+    }
+    #[inline(always)]
+    fn join(cell: T, value: T) -> T {
+        cell.min(value)
+    }
+    #[inline(always)]
+    fn meet(a: T, b: T) -> T {
+        a.max(b)
+    }
+}
+
+/// The additive instance (a count-min sketch): inserts add (saturating at `T::MAX`),
+/// lookups take the minimum; `get` is never below the key's total (nor below `T::MAX`
+/// once that total saturates).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SumLattice<T>(PhantomData<T>);
+
+impl<T: Counter> Lattice for SumLattice<T> {
+    type Value = T;
+    fn bottom() -> T {
+        T::MIN
+    }
+    #[inline(always)]
+    fn join(cell: T, value: T) -> T {
+        cell.saturating_add(value)
+    }
+    #[inline(always)]
+    fn meet(a: T, b: T) -> T {
+        a.min(b)
+    }
+}
+
+/// A compact approximator (Boldi & Vigna 2005): `m` cells of lattice values in `k`
+/// hash-partitioned subtables (one probe each, so a key's probes are distinct and
+/// independent); `insert(key, v)` joins `v` into the key's `k` cells, `get(key)` meets them.
+///
+/// With `n` distinct keys, a key's answer is exact at least when one of its cells holds no
+/// other key, which happens with probability `1 - (1 - (1 - k/m)^(n-1))^k`.
+///
+/// ```
+/// use bloomforge_retrieval::{CompactApproximator, MaxLattice};
+/// let mut a = CompactApproximator::<MaxLattice<u32>>::new(1024, 3)?;
+/// a.insert("x", 7);
+/// a.insert("x", 5);
+/// assert!(a.get("x") >= 7);
+/// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CompactApproximator<L: Lattice> {
+    seed: u64,
+    k: usize,
+    subtable: usize,
+    cells: Vec<L::Value>,
+}
+
+/// A count-min sketch: [`CompactApproximator`] over [`SumLattice`].
+pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
+
+impl<L: Lattice> CompactApproximator<L> {
+    /// `m` cells (rounded up to a multiple of `k`) and `k` probes, hasher seed 0.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroBits`] for `m == 0`; [`RetrievalError::InvalidParameter`]
+    /// for `k` outside 1..=16; an allocation failure.
+    pub fn new(m: usize, k: usize) -> Result<Self, RetrievalError> {
+        Self::with_seed(m, k, 0)
+    }
+
+    /// [`new`](Self::new) with hasher seed `seed`.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_seed(m: usize, k: usize, seed: u64) -> Result<Self, RetrievalError> {
+        if m == 0 {
+            return Err(bloomforge_core::Error::ZeroBits.into());
+        }
+        if !(1..=16).contains(&k) {
+            return Err(RetrievalError::InvalidParameter {
+                name: "k",
+                value: k as u64,
+                expected: "1 to 16 probes",
+            });
+        }
+        let subtable = m.div_ceil(k);
+        Ok(CompactApproximator {
+            seed,
+            k,
+            subtable,
+            cells: crate::peel::alloc(subtable.saturating_mul(k), L::bottom())?,
+        })
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> DefaultHasher {
+        DefaultHasher::with_seed(self.seed)
+    }
+
+    /// Number of cells.
+    pub fn cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Probes per key.
+    pub fn hashes(&self) -> usize {
+        self.k
+    }
+
+    #[inline(always)]
+    fn position(&self, hash: u64, i: usize) -> usize {
+        let h = mix64(hash ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        i * self.subtable + fast_range64(h, self.subtable as u64) as usize
+    }
+
+    /// Joins `value` into the cells of `key`.
+    pub fn insert<Q: Hash + ?Sized>(&mut self, key: &Q, value: L::Value) {
+        self.insert_hash(self.hasher().hash_one(key), value);
+    }
+
+    /// [`insert`](Self::insert) for a hash from [`hasher`](Self::hasher).
+    pub fn insert_hash(&mut self, hash: u64, value: L::Value) {
+        for i in 0..self.k {
+            let p = self.position(hash, i);
+            self.cells[p] = L::join(self.cells[p], value);
+        }
+    }
+
+    /// The meet of the cells of `key`.
+    pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> L::Value {
+        self.get_hash(self.hasher().hash_one(key))
+    }
+
+    /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
+    pub fn get_hash(&self, hash: u64) -> L::Value {
+        let mut v = self.cells[self.position(hash, 0)];
+        for i in 1..self.k {
+            v = L::meet(v, self.cells[self.position(hash, i)]);
+        }
+        v
+    }
+
+    /// Empties every cell.
+    pub fn clear(&mut self) {
+        self.cells.fill(L::bottom());
+    }
+}

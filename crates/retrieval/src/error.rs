@@ -1,0 +1,65 @@
+//! The crate's error type.
+
+/// Errors of the retrieval structures.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RetrievalError {
+    /// An error of the core crate (allocation, corrupt bytes, hasher mismatch).
+    #[error(transparent)]
+    Core(#[from] bloomforge_core::Error),
+    /// The same key was given twice with different values.
+    #[error("duplicate key with different values ({first} vs {second}); give each key one value")]
+    DuplicateKey {
+        /// The first value seen.
+        first: u32,
+        /// The conflicting value.
+        second: u32,
+    },
+    /// Peeling failed with every seed tried.
+    #[error(
+        "construction failed after {attempts} seeds; the key set may hold keys that hash alike"
+    )]
+    ConstructionFailed {
+        /// How many seeds were tried.
+        attempts: u32,
+    },
+    /// Two tables that cannot be combined (another size, probe count or seed).
+    #[error(
+        "cannot combine: {what} differs ({ours} vs {theirs}); build both with the same parameters"
+    )]
+    Mismatch {
+        /// Which parameter differs.
+        what: &'static str,
+        /// This table's value.
+        ours: u64,
+        /// The other table's value.
+        theirs: u64,
+    },
+    /// An IBLT holds more entries than its cells can decode.
+    #[error("the table could not be decoded: {recovered} entries recovered, {stuck_cells} cells still hold entries; the difference exceeds what the table can list, so build it with a larger expected difference")]
+    DecodeFailed {
+        /// Entries peeled before decoding stalled.
+        recovered: usize,
+        /// Non-empty cells left.
+        stuck_cells: usize,
+    },
+    /// A parameter out of its range.
+    #[error("invalid parameter {name} = {value}: {expected}")]
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value given.
+        value: u64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}
+
+impl From<RetrievalError> for bloomforge_core::Error {
+    fn from(e: RetrievalError) -> Self {
+        match e {
+            RetrievalError::Core(c) => c,
+            other => bloomforge_core::Error::Io(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Membership filters over the 3-wise layouts: [`BinaryFuseFilter`] and [`XorFilter`].
+
+use std::hash::{BuildHasher, Hash};
+use std::marker::PhantomData;
+
+use bloomforge_core::format::{self, FilterKind};
+use bloomforge_core::hash::DefaultHasher;
+
+use crate::peel::{self, Layout, LAYOUT_BYTES};
+use crate::RetrievalError;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+}
+
+/// A fingerprint type of a membership filter: `u8` (FP about 2^-8) or `u16` (2^-16).
+pub trait Fingerprint: sealed::Sealed + Copy + Default + Eq + Send + Sync + 'static {
+    /// Width in bits.
+    const BITS: u32;
+    /// The low `BITS` bits of `x`.
+    fn from_u64(x: u64) -> Self;
+    /// Widened to `u64`.
+    fn to_u64(self) -> u64;
+}
+
+impl Fingerprint for u8 {
+    const BITS: u32 = 8;
+    #[inline(always)]
+    fn from_u64(x: u64) -> Self {
+        x as u8
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Fingerprint for u16 {
+    const BITS: u32 = 16;
+    #[inline(always)]
+    fn from_u64(x: u64) -> Self {
+        x as u16
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl<F: Fingerprint> peel::CellStore for Vec<F> {
+    #[inline(always)]
+    fn get(&self, c: usize) -> u64 {
+        self[c].to_u64()
+    }
+    #[inline(always)]
+    fn set(&mut self, c: usize, v: u64) {
+        self[c] = F::from_u64(v);
+    }
+}
+
+/// The static membership filter shared by [`BinaryFuseFilter`] and [`XorFilter`].
+#[derive(Clone, Debug)]
+struct Xor3<F> {
+    seed: u64,
+    layout: Layout,
+    items: u64,
+    cells: Vec<F>,
+}
+
+impl<F: Fingerprint> Xor3<F> {
+    fn build<K: Hash + ?Sized>(
+        keys: &[&K],
+        seed: u64,
+        layout_for: fn(usize) -> Layout,
+    ) -> Result<Self, RetrievalError> {
+        if keys.len() >= u32::MAX as usize {
+            return Err(RetrievalError::InvalidParameter {
+                name: "keys",
+                value: keys.len() as u64,
+                expected: "fewer than 2^32 keys",
+            });
+        }
+        for attempt in 0..peel::MAX_ATTEMPTS {
+            let s = peel::attempt_seed(seed, attempt);
+            let hasher = DefaultHasher::with_seed(s);
+            let hashes = peel::dedup_hashes(keys.iter().map(|k| hasher.hash_one(k)).collect());
+            let layout = layout_for(hashes.len());
+            let Some(order) = peel::peel(&layout, &hashes) else {
+                continue;
+            };
+            let mut cells = peel::alloc(layout.cells(), F::default())?;
+            peel::assign(
+                &layout,
+                &hashes,
+                &order,
+                |i| peel::fingerprint_hash(hashes[i]),
+                &mut cells,
+            );
+            return Ok(Xor3 {
+                seed: s,
+                layout,
+                items: hashes.len() as u64,
+                cells,
+            });
+        }
+        Err(RetrievalError::ConstructionFailed {
+            attempts: peel::MAX_ATTEMPTS,
+        })
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        let [a, b, c] = self.layout.positions(hash);
+        let x = self.cells[a].to_u64() ^ self.cells[b].to_u64() ^ self.cells[c].to_u64();
+        F::from_u64(peel::fingerprint_hash(hash)) == F::from_u64(x)
+    }
+
+    fn payload_len(&self) -> u64 {
+        (LAYOUT_BYTES + self.cells.len() * (F::BITS as usize / 8)) as u64
+    }
+
+    fn write_to<W: std::io::Write>(&self, w: W, kind: FilterKind) -> Result<(), RetrievalError> {
+        let hasher = DefaultHasher::with_seed(self.seed);
+        let mut head = Vec::with_capacity(LAYOUT_BYTES);
+        self.layout.write(&mut head);
+        format::encode_to(
+            w,
+            kind,
+            &hasher,
+            3,
+            self.cells.len() as u64 * u64::from(F::BITS),
+            self.items,
+            self.payload_len(),
+            |sink| {
+                sink(&head);
+                format::stream_le(&self.cells, sink, |f, buf| {
+                    let x = f.to_u64().to_le_bytes();
+                    buf.extend_from_slice(&x[..F::BITS as usize / 8]);
+                });
+            },
+        )?;
+        Ok(())
+    }
+
+    fn from_bytes(bytes: &[u8], kind: FilterKind) -> Result<Self, RetrievalError> {
+        let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
+        let (header, payload, hasher) = format::decode::<DefaultHasher>(bytes, kind, None)?;
+        let layout = Layout::read(payload)?;
+        let width = F::BITS as usize / 8;
+        let body = &payload[LAYOUT_BYTES..];
+        if header.num_hashes != 3
+            || body.len() % width != 0
+            || body.len() / width != layout.cells()
+            || header.num_bits != layout.cells() as u64 * u64::from(F::BITS)
+        {
+            return Err(corrupt("cell count or width does not match the layout"));
+        }
+        let cells = body
+            .chunks_exact(width)
+            .map(|c| {
+                let mut x = [0u8; 8];
+                x[..width].copy_from_slice(c);
+                F::from_u64(u64::from_le_bytes(x))
+            })
+            .collect();
+        Ok(Xor3 {
+            seed: hasher.seed(),
+            layout,
+            items: header.items,
+            cells,
+        })
+    }
+}
+
+macro_rules! membership_filter {
+    ($name:ident, $kind:expr, $layout:expr, $doc:literal, $overhead:literal) => {
+        #[doc = $doc]
+        ///
+        /// Built once from a key set ([`build`](Self::build)); no insert afterwards. Keys
+        /// of the set always answer `true`; another key answers `true` with probability
+        #[doc = concat!("2^-bits of `F` (`u8`: 1/256, `u16`: 1/65536), at about ", $overhead)]
+        /// bits per key times the fingerprint width. Keys are hashed with core's
+        /// [`DefaultHasher`], seeded; a construction that cannot peel retries with derived
+        /// seeds (at most 100) and then returns [`RetrievalError::ConstructionFailed`].
+        #[derive(Clone, Debug)]
+        pub struct $name<F: Fingerprint = u8> {
+            inner: Xor3<F>,
+            _f: PhantomData<F>,
+        }
+
+        impl<F: Fingerprint> $name<F> {
+            /// Builds the filter of `keys` (repeats allowed) with hasher seed `seed`.
+            ///
+            /// # Errors
+            /// [`RetrievalError::ConstructionFailed`] if no seed peels (practically only
+            /// for 2^32 keys or more, refused as [`RetrievalError::InvalidParameter`]);
+            /// [`RetrievalError::Core`] if the table cannot be allocated.
+            pub fn build<K: Hash + ?Sized>(keys: &[&K], seed: u64) -> Result<Self, RetrievalError> {
+                Ok(Self {
+                    inner: Xor3::build(keys, seed, $layout)?,
+                    _f: PhantomData,
+                })
+            }
+
+            /// Builds from owned keys (see [`build`](Self::build)).
+            ///
+            /// # Errors
+            /// As [`build`](Self::build).
+            pub fn build_from<K: Hash>(keys: &[K], seed: u64) -> Result<Self, RetrievalError> {
+                let refs: Vec<&K> = keys.iter().collect();
+                Self::build(&refs, seed)
+            }
+
+            /// Whether `key` may be in the set (always `true` for keys of the set).
+            #[inline]
+            pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+                self.contains_hash(DefaultHasher::with_seed(self.inner.seed).hash_one(key))
+            }
+
+            /// [`contains`](Self::contains) for a hash from [`hasher`](Self::hasher).
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                self.inner.contains_hash(hash)
+            }
+
+            /// The hasher keys are hashed with (its seed is the one that peeled).
+            pub fn hasher(&self) -> DefaultHasher {
+                DefaultHasher::with_seed(self.inner.seed)
+            }
+
+            /// Distinct key hashes stored.
+            pub fn len(&self) -> usize {
+                self.inner.items as usize
+            }
+
+            /// Whether no key is stored.
+            pub fn is_empty(&self) -> bool {
+                self.inner.items == 0
+            }
+
+            /// Number of cells of the table.
+            pub fn cells(&self) -> usize {
+                self.inner.cells.len()
+            }
+
+            /// Bytes the table occupies.
+            pub fn memory_bytes(&self) -> usize {
+                self.inner.cells.len() * (F::BITS as usize / 8)
+            }
+
+            /// The false-positive probability for a key outside the set: 2^-bits.
+            pub fn expected_false_pos(&self) -> f64 {
+                (-f64::from(F::BITS)).exp2()
+            }
+
+            /// Writes the filter in core's format.
+            ///
+            /// # Errors
+            /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
+            pub fn write_to<W: std::io::Write>(&self, w: W) -> Result<(), RetrievalError> {
+                self.inner.write_to(w, $kind)
+            }
+
+            /// The filter in core's format.
+            pub fn to_bytes(&self) -> Vec<u8> {
+                let mut out = Vec::new();
+                self.write_to(&mut out)
+                    .expect("writing to a Vec cannot fail");
+                out
+            }
+
+            /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the same `F`.
+            ///
+            /// # Errors
+            /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for
+            /// corrupt, truncated or foreign bytes (another kind or fingerprint width).
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+                Ok(Self {
+                    inner: Xor3::from_bytes(bytes, $kind)?,
+                    _f: PhantomData,
+                })
+            }
+        }
+    };
+}
+
+membership_filter!(
+    BinaryFuseFilter,
+    FilterKind::BinaryFuse,
+    Layout::fuse,
+    "A binary fuse filter (Graf & Lemire 2022, arity 3): three cells in consecutive segments.",
+    "1.13 (above 1M keys; more for small sets)"
+);
+
+membership_filter!(
+    XorFilter,
+    FilterKind::Xor,
+    Layout::xor,
+    "A xor filter (Graf & Lemire 2020): three cells in three blocks.",
+    "1.23"
+);

@@ -1,0 +1,309 @@
+//! [`Iblt`]: an invertible Bloom lookup table (Goodrich & Mitzenmacher 2011) over 64-bit
+//! key hashes, for set reconciliation.
+
+use std::hash::{BuildHasher, Hash};
+
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind};
+use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
+
+use crate::RetrievalError;
+
+/// Probes per key (one in each of three subtables).
+const K: usize = 3;
+/// Salts of the three probes.
+const SALT: [u64; K] = [
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+];
+/// Bytes of one serialized cell.
+const CELL_BYTES: usize = 24;
+
+/// One cell: how many entries, the xor of their key hashes and of their check hashes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cell {
+    count: i64,
+    key_sum: u64,
+    hash_sum: u64,
+}
+
+#[inline(always)]
+fn check(h: u64) -> u64 {
+    mix64(h ^ 0x5851_f42d_4c95_7f2d).max(1)
+}
+
+/// An invertible Bloom lookup table of 64-bit key hashes: insert and remove keys, subtract
+/// two tables, and list what remains while it is small enough (about 0.8 entries per
+/// cell at the limit for three probes; see [`with_expected_diff`](Self::with_expected_diff)).
+///
+/// Cells hold `(count: i64, key_sum: u64 xor, hash_sum: u64 xor)`; the three probes of a key
+/// fall in three disjoint subtables, so they are distinct. Listing peels "pure" cells
+/// (count ±1 and a hash sum matching the key sum); a wrong pure cell needs a 64-bit check
+/// collision.
+///
+/// ```
+/// use bloomforge_retrieval::Iblt;
+/// let mut a = Iblt::with_expected_diff(10)?;
+/// let mut b = Iblt::with_expected_diff(10)?;
+/// for i in 0..1000u32 { a.insert(&i); }
+/// for i in 3..1001u32 { b.insert(&i); }
+/// let (only_a, only_b) = a.subtract(&b)?.list_entries()?;
+/// let h = a.hasher();
+/// use std::hash::BuildHasher;
+/// assert_eq!(only_a.len(), 3);
+/// assert_eq!(only_b, vec![h.hash_one(1000u32)]);
+/// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Iblt {
+    seed: u64,
+    subtable: usize,
+    cells: Vec<Cell>,
+}
+
+impl Iblt {
+    /// A table that lists a difference of up to `d` entries with high probability:
+    /// `1.5 d + 30` cells rounded up to three equal subtables (the README's curve shows the
+    /// decode rate against cells per entry). Hasher seed 0.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroItems`] for `d == 0`; an allocation failure.
+    pub fn with_expected_diff(d: usize) -> Result<Self, RetrievalError> {
+        if d == 0 {
+            return Err(bloomforge_core::Error::ZeroItems.into());
+        }
+        let cells = (d as f64 * 1.5).ceil() as usize + 30;
+        Self::with_cells(cells, 0)
+    }
+
+    /// A table of `cells` cells (rounded up to a multiple of three) with hasher seed `seed`.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroBits`] for `cells == 0`; an allocation failure.
+    pub fn with_cells(cells: usize, seed: u64) -> Result<Self, RetrievalError> {
+        if cells == 0 {
+            return Err(bloomforge_core::Error::ZeroBits.into());
+        }
+        let subtable = cells.div_ceil(K);
+        let n = subtable
+            .checked_mul(K)
+            .ok_or(bloomforge_core::Error::TooLarge {
+                requested: cells as u64,
+                max: usize::MAX as u64 / 64,
+            })?;
+        Ok(Iblt {
+            seed,
+            subtable,
+            cells: crate::peel::alloc(n, Cell::default())?,
+        })
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> DefaultHasher {
+        DefaultHasher::with_seed(self.seed)
+    }
+
+    /// Number of cells.
+    pub fn cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Bytes the table occupies.
+    pub fn memory_bytes(&self) -> usize {
+        self.cells.len() * CELL_BYTES
+    }
+
+    #[inline(always)]
+    fn positions(&self, h: u64) -> [usize; K] {
+        let s = self.subtable;
+        std::array::from_fn(|i| i * s + fast_range64(mix64(h ^ SALT[i]), s as u64) as usize)
+    }
+
+    #[inline(always)]
+    fn apply(&mut self, h: u64, delta: i64) {
+        let c = check(h);
+        for p in self.positions(h) {
+            let cell = &mut self.cells[p];
+            cell.count = cell.count.wrapping_add(delta);
+            cell.key_sum ^= h;
+            cell.hash_sum ^= c;
+        }
+    }
+
+    /// Adds `key`.
+    pub fn insert<Q: Hash + ?Sized>(&mut self, key: &Q) {
+        self.insert_hash(self.hasher().hash_one(key));
+    }
+
+    /// Removes `key` (a key never inserted leaves a negative entry, listed second).
+    pub fn remove<Q: Hash + ?Sized>(&mut self, key: &Q) {
+        self.remove_hash(self.hasher().hash_one(key));
+    }
+
+    /// Adds a key hash (from [`hasher`](Self::hasher), or any 64-bit id).
+    pub fn insert_hash(&mut self, hash: u64) {
+        self.apply(hash, 1);
+    }
+
+    /// Removes a key hash.
+    pub fn remove_hash(&mut self, hash: u64) {
+        self.apply(hash, -1);
+    }
+
+    /// `self - other`: entries only in `self` keep count +1, entries only in `other` get -1,
+    /// common ones cancel.
+    ///
+    /// # Errors
+    /// [`RetrievalError::Mismatch`] when the cell counts or seeds differ.
+    pub fn subtract(&self, other: &Iblt) -> Result<Iblt, RetrievalError> {
+        if self.cells.len() != other.cells.len() {
+            return Err(RetrievalError::Mismatch {
+                what: "cell count",
+                ours: self.cells.len() as u64,
+                theirs: other.cells.len() as u64,
+            });
+        }
+        if self.seed != other.seed {
+            return Err(RetrievalError::Mismatch {
+                what: "seed",
+                ours: self.seed,
+                theirs: other.seed,
+            });
+        }
+        let mut out = self.clone();
+        for (a, b) in out.cells.iter_mut().zip(&other.cells) {
+            a.count = a.count.wrapping_sub(b.count);
+            a.key_sum ^= b.key_sum;
+            a.hash_sum ^= b.hash_sum;
+        }
+        Ok(out)
+    }
+
+    /// Whether every cell is empty (nothing left, or everything cancelled).
+    pub fn is_empty(&self) -> bool {
+        self.cells.iter().all(|c| *c == Cell::default())
+    }
+
+    /// Lists the table's entries: `(positive, negative)` key hashes (after
+    /// [`subtract`](Self::subtract): only in `self`, only in `other`), each sorted. The
+    /// table is not changed.
+    ///
+    /// # Errors
+    /// [`RetrievalError::DecodeFailed`] when peeling stalls with entries left (too many
+    /// for the table, or an entry inserted twice with the same sign).
+    pub fn list_entries(&self) -> Result<(Vec<u64>, Vec<u64>), RetrievalError> {
+        let mut t = self.clone();
+        let pure = |c: &Cell| (c.count == 1 || c.count == -1) && c.hash_sum == check(c.key_sum);
+        let mut queue: Vec<usize> = (0..t.cells.len()).filter(|&i| pure(&t.cells[i])).collect();
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
+        // Each genuine peel removes one entry; a bound keeps a corrupt table from looping.
+        let budget: u64 =
+            t.cells.iter().map(|c| c.count.unsigned_abs()).sum::<u64>() + t.cells.len() as u64;
+        let mut steps = 0u64;
+        while let Some(i) = queue.pop() {
+            let c = t.cells[i];
+            if !pure(&c) {
+                continue;
+            }
+            steps += 1;
+            if steps > budget {
+                break;
+            }
+            let h = c.key_sum;
+            if c.count == 1 {
+                pos.push(h)
+            } else {
+                neg.push(h)
+            }
+            t.apply(h, -c.count);
+            for p in t.positions(h) {
+                if pure(&t.cells[p]) {
+                    queue.push(p);
+                }
+            }
+        }
+        let stuck = t.cells.iter().filter(|c| **c != Cell::default()).count();
+        if stuck > 0 {
+            return Err(RetrievalError::DecodeFailed {
+                recovered: pos.len() + neg.len(),
+                stuck_cells: stuck,
+            });
+        }
+        pos.sort_unstable();
+        neg.sort_unstable();
+        Ok((pos, neg))
+    }
+
+    /// Writes the table in core's format ([`FilterKind::Iblt`]).
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
+    pub fn write_to<W: std::io::Write>(&self, w: W) -> Result<(), RetrievalError> {
+        let mut head = Vec::with_capacity(16);
+        head.extend_from_slice(&(K as u32).to_le_bytes());
+        head.extend_from_slice(&0u32.to_le_bytes());
+        head.extend_from_slice(&(self.subtable as u64).to_le_bytes());
+        format::encode_to(
+            w,
+            FilterKind::Iblt,
+            &self.hasher(),
+            K as u32,
+            self.cells.len() as u64 * 8 * CELL_BYTES as u64,
+            0,
+            16 + (self.cells.len() * CELL_BYTES) as u64,
+            |sink| {
+                sink(&head);
+                format::stream_le(&self.cells, sink, |c, buf| {
+                    buf.extend_from_slice(&c.count.to_le_bytes());
+                    buf.extend_from_slice(&c.key_sum.to_le_bytes());
+                    buf.extend_from_slice(&c.hash_sum.to_le_bytes());
+                });
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The table in core's format.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail");
+        out
+    }
+
+    /// Reads a table written by [`to_bytes`](Self::to_bytes).
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
+    /// truncated or foreign bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+        let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
+        let (header, payload, hasher) =
+            format::decode::<DefaultHasher>(bytes, FilterKind::Iblt, None)?;
+        if payload.len() < 16 || u32_at(payload, 0) != K as u32 || u32_at(payload, 4) != 0 {
+            return Err(corrupt("IBLT payload head is not (3 probes, reserved 0)"));
+        }
+        let subtable = u64_at(payload, 8);
+        let body = &payload[16..];
+        if header.num_hashes != K as u32
+            || subtable == 0
+            || (body.len() / CELL_BYTES) as u64 != subtable.saturating_mul(K as u64)
+            || body.len() % CELL_BYTES != 0
+        {
+            return Err(corrupt("IBLT cell count does not match its subtables"));
+        }
+        let cells = body
+            .chunks_exact(CELL_BYTES)
+            .map(|c| Cell {
+                count: u64_at(c, 0) as i64,
+                key_sum: u64_at(c, 8),
+                hash_sum: u64_at(c, 16),
+            })
+            .collect();
+        Ok(Iblt {
+            seed: hasher.seed(),
+            subtable: subtable as usize,
+            cells,
+        })
+    }
+}

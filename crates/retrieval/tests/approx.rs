@@ -1,0 +1,106 @@
+//! Compact approximators against `HashMap` models and the exactness theory.
+
+use std::collections::HashMap;
+
+use bloomforge_retrieval::{CompactApproximator, CountMin, MaxLattice, MinLattice};
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+/// Two-sided binomial check with false-alarm probability at most 1e-6.
+fn assert_binomial(hits: u64, trials: u64, p: f64, what: &str) {
+    let d = Binomial::new(p, trials).unwrap();
+    let lower_tail = d.cdf(hits);
+    let upper_tail = if hits == 0 {
+        1.0
+    } else {
+        1.0 - d.cdf(hits - 1)
+    };
+    assert!(
+        lower_tail > 0.5e-6 && upper_tail > 0.5e-6,
+        "{what}: {hits} of {trials}, expected {:.1}",
+        trials as f64 * p
+    );
+}
+
+fn values(n: u64) -> Vec<(u64, u32)> {
+    (0..n * 3)
+        .map(|i| {
+            let x = bloomforge_core::hash::mix64(i);
+            (x % n, (x >> 40) as u32 % 1000)
+        })
+        .collect()
+}
+
+#[test]
+fn bounds_hold_against_a_model() {
+    let ops = values(5000);
+    let mut max = CompactApproximator::<MaxLattice<u32>>::new(8000, 4).unwrap();
+    let mut min = CompactApproximator::<MinLattice<u16>>::new(8000, 4).unwrap();
+    let mut sum = CountMin::<u32>::new(8000, 4).unwrap();
+    let mut small = CountMin::<u8>::new(8000, 4).unwrap();
+    let (mut mmax, mut mmin, mut msum) = (HashMap::new(), HashMap::new(), HashMap::new());
+    for &(k, v) in &ops {
+        max.insert(&k, v);
+        min.insert(&k, v as u16);
+        sum.insert(&k, v);
+        small.insert(&k, (v % 200) as u8);
+        let e = mmax.entry(k).or_insert(0u32);
+        *e = (*e).max(v);
+        let e = mmin.entry(k).or_insert(u16::MAX);
+        *e = (*e).min(v as u16);
+        let e = msum.entry(k).or_insert((0u32, 0u32));
+        *e = (e.0 + v, e.1 + v % 200);
+    }
+    for (k, v) in &mmax {
+        assert!(max.get(k) >= *v);
+        assert!(min.get(k) <= mmin[k]);
+        let (total, small_total) = msum[k];
+        assert!(sum.get(k) >= total);
+        assert!(
+            u32::from(small.get(k)) >= small_total.min(255),
+            "u8 saturates at 255"
+        );
+    }
+}
+
+/// One designated key per table (independent trials over seeds): with unit counts (or the
+/// designated key's value the smallest for max, the largest for min) its answer is exact
+/// exactly when one of its cells holds no other key: probability
+/// `1 - (1 - (1 - 1/s)^(n-1))^k` for subtables of `s` cells.
+#[test]
+fn exact_with_the_theoretical_probability() {
+    let (m, k, n) = (300usize, 3usize, 100u64);
+    let s = (m / k) as f64;
+    let p = 1.0 - (1.0 - (1.0 - 1.0 / s).powi(n as i32 - 1)).powi(k as i32);
+    let trials = 20_000u64;
+    let (mut exact_sum, mut exact_max, mut exact_min) = (0u64, 0u64, 0u64);
+    for seed in 0..trials {
+        let mut sum = CountMin::<u16>::with_seed(m, k, seed).unwrap();
+        let mut max = CompactApproximator::<MaxLattice<u8>>::with_seed(m, k, seed).unwrap();
+        let mut min = CompactApproximator::<MinLattice<u8>>::with_seed(m, k, seed).unwrap();
+        for key in 0..n {
+            sum.insert(&key, 1);
+            max.insert(&key, if key == 0 { 1 } else { 2 });
+            min.insert(&key, if key == 0 { 2 } else { 1 });
+        }
+        exact_sum += u64::from(sum.get(&0u64) == 1);
+        exact_max += u64::from(max.get(&0u64) == 1);
+        exact_min += u64::from(min.get(&0u64) == 2);
+    }
+    assert_binomial(exact_sum, trials, p, "count-min exact");
+    assert_binomial(exact_max, trials, p, "max exact");
+    assert_binomial(exact_min, trials, p, "min exact");
+}
+
+#[test]
+fn parameters_are_checked() {
+    assert!(CountMin::<u8>::new(0, 3).is_err());
+    assert!(CountMin::<u8>::new(10, 0).is_err());
+    assert!(CountMin::<u8>::new(10, 17).is_err());
+    let mut c = CountMin::<u8>::new(10, 2).unwrap();
+    for _ in 0..300 {
+        c.insert("a", 1);
+    }
+    assert_eq!(c.get("a"), 255);
+    c.clear();
+    assert_eq!(c.get("a"), 0);
+}

@@ -1,0 +1,189 @@
+//! Bloomier, binary fuse and xor filters against `HashMap` / `HashSet` models, their FP
+//! rate against theory, and their serialization.
+
+use std::collections::HashMap;
+
+use bloomforge_retrieval::{BinaryFuseFilter, BloomierFilter, RetrievalError, XorFilter};
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+/// Two-sided binomial check: `hits` of `trials` at rate `p` has a false-alarm probability
+/// of at most 1e-6.
+fn assert_binomial(hits: u64, trials: u64, p: f64, what: &str) {
+    let d = Binomial::new(p, trials).unwrap();
+    let lower_tail = d.cdf(hits);
+    let upper_tail = if hits == 0 {
+        1.0
+    } else {
+        1.0 - d.cdf(hits - 1)
+    };
+    assert!(
+        lower_tail > 0.5e-6 && upper_tail > 0.5e-6,
+        "{what}: {hits} of {trials} at p = {p:e} (mean {:.1}): P(X <= hits) = {lower_tail:e}, P(X >= hits) = {upper_tail:e}",
+        trials as f64 * p
+    );
+}
+
+fn string_pairs(n: u32, bits: u32) -> Vec<(String, u32)> {
+    (0..n)
+        .map(|i| {
+            (
+                format!(
+                    "https://example.org/item/{i}?q={}",
+                    i.wrapping_mul(2654435761)
+                ),
+                i.wrapping_mul(0x9e37_79b9) & ((1u64 << bits) - 1) as u32,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bloomier_exact_on_strings_and_integers() {
+    for (n, vbits, fbits) in [
+        (0u32, 8u32, 8u32),
+        (1, 1, 0),
+        (2, 32, 32),
+        (10, 5, 3),
+        (1000, 16, 8),
+        (100_000, 20, 12),
+    ] {
+        let pairs = string_pairs(n, vbits);
+        let model: HashMap<&str, u32> = pairs.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let f = BloomierFilter::build(&pairs, vbits, fbits).unwrap();
+        assert_eq!(f.len(), n as usize);
+        for (k, v) in &model {
+            assert_eq!(f.get(*k), Some(*v), "n {n} key {k}");
+        }
+        let ints: Vec<(u64, u32)> = (0..u64::from(n))
+            .map(|i| (i * 3 + 1, (i as u32) & ((1u64 << vbits) - 1) as u32))
+            .collect();
+        let g = BloomierFilter::build_with_seed(&ints, vbits, fbits, 99).unwrap();
+        for (k, v) in &ints {
+            assert_eq!(g.get(k), Some(*v));
+        }
+    }
+}
+
+#[test]
+fn bloomier_duplicates_and_parameters() {
+    let same = [("a", 1u32), ("b", 2), ("a", 1)];
+    let f = BloomierFilter::build(&same, 4, 8).unwrap();
+    assert_eq!((f.len(), f.get("a"), f.get("b")), (2, Some(1), Some(2)));
+    let clash = [("a", 1u32), ("b", 2), ("a", 3)];
+    assert!(matches!(
+        BloomierFilter::build(&clash, 4, 8),
+        Err(RetrievalError::DuplicateKey { .. })
+    ));
+    assert!(matches!(
+        BloomierFilter::build(&[("a", 16u32)], 4, 8),
+        Err(RetrievalError::InvalidParameter { name: "value", .. })
+    ));
+    assert!(matches!(
+        BloomierFilter::build(&[("a", 1u32)], 0, 8),
+        Err(RetrievalError::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        BloomierFilter::build(&[("a", 1u32)], 8, 33),
+        Err(RetrievalError::InvalidParameter { .. })
+    ));
+}
+
+#[test]
+fn bloomier_false_positives_match_two_to_minus_f() {
+    for (fbits, queries) in [(4u32, 100_000u64), (8, 400_000), (12, 2_000_000)] {
+        let pairs = string_pairs(50_000, 10);
+        let f = BloomierFilter::build_with_seed(&pairs, 10, fbits, 7).unwrap();
+        let hits = (0..queries)
+            .filter(|i| f.get(&format!("absent-{i}")).is_some())
+            .count() as u64;
+        assert_binomial(
+            hits,
+            queries,
+            (-(fbits as f64)).exp2(),
+            &format!("bloomier f={fbits}"),
+        );
+    }
+}
+
+#[test]
+fn membership_filters_have_no_false_negatives_and_the_theoretical_fp() {
+    let keys: Vec<u64> = (0..200_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let fuse8 = BinaryFuseFilter::<u8>::build_from(&keys, 1).unwrap();
+    let fuse16 = BinaryFuseFilter::<u16>::build_from(&keys, 2).unwrap();
+    let xor8 = XorFilter::<u8>::build_from(&keys, 3).unwrap();
+    let xor16 = XorFilter::<u16>::build_from(&keys, 4).unwrap();
+    for k in &keys {
+        assert!(fuse8.contains(k) && fuse16.contains(k) && xor8.contains(k) && xor16.contains(k));
+    }
+    assert!(
+        fuse8.cells() < (keys.len() as f64 * 1.2) as usize,
+        "{}",
+        fuse8.cells()
+    );
+    let q = 2_000_000u64;
+    let absent = |i: u64| (i + 200_000).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let count = |f: &dyn Fn(u64) -> bool| (0..q).filter(|&i| f(absent(i))).count() as u64;
+    assert_binomial(count(&|k| fuse8.contains(&k)), q, 1.0 / 256.0, "fuse8");
+    assert_binomial(count(&|k| fuse16.contains(&k)), q, 1.0 / 65536.0, "fuse16");
+    assert_binomial(count(&|k| xor8.contains(&k)), q, 1.0 / 256.0, "xor8");
+    assert_binomial(count(&|k| xor16.contains(&k)), q, 1.0 / 65536.0, "xor16");
+    let strings: Vec<String> = (0..5000).map(|i| format!("line {i}")).collect();
+    let s = BinaryFuseFilter::<u8>::build_from(&strings, 0).unwrap();
+    assert!(strings.iter().all(|k| s.contains(k.as_str())));
+    assert!(BinaryFuseFilter::<u8>::build_from::<u64>(&[], 0)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn round_trips_and_corrupt_bytes() {
+    let pairs = string_pairs(3000, 12);
+    let f = BloomierFilter::build(&pairs, 12, 7).unwrap();
+    let bytes = f.to_bytes();
+    let g = BloomierFilter::from_bytes(&bytes).unwrap();
+    for (k, v) in &pairs {
+        assert_eq!(g.get(k), Some(*v));
+    }
+    assert_eq!(g.to_bytes(), bytes);
+    let keys: Vec<&String> = pairs.iter().map(|(k, _)| k).collect();
+    let fuse = BinaryFuseFilter::<u16>::build(&keys, 5).unwrap();
+    let fb = fuse.to_bytes();
+    assert_eq!(
+        BinaryFuseFilter::<u16>::from_bytes(&fb).unwrap().to_bytes(),
+        fb
+    );
+    let xor = XorFilter::<u8>::build(&keys, 5).unwrap();
+    let xb = xor.to_bytes();
+    assert_eq!(XorFilter::<u8>::from_bytes(&xb).unwrap().to_bytes(), xb);
+    // Foreign width or kind.
+    assert!(BinaryFuseFilter::<u8>::from_bytes(&fb).is_err());
+    assert!(BinaryFuseFilter::<u8>::from_bytes(&xb).is_err());
+    assert!(XorFilter::<u8>::from_bytes(&bytes).is_err());
+    // Truncations and bit flips (the checksum catches them; resealed ones the layout checks).
+    for cut in [0, 10, 64, 70, bytes.len() - 1] {
+        assert!(matches!(
+            BloomierFilter::from_bytes(&bytes[..cut]),
+            Err(RetrievalError::Core(_))
+        ));
+    }
+    for at in [5, 20, 64, 66, 68, 72, 80, 90, 96, 100, bytes.len() - 3] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        assert!(BloomierFilter::from_bytes(&bad).is_err(), "flip at {at}");
+        bloomforge_core::format::reseal(&mut bad);
+        if (64..64 + 40).contains(&at) {
+            // The layout and widths are checked on their own, not only by the checksum.
+            assert!(
+                BloomierFilter::from_bytes(&bad).is_err(),
+                "resealed flip at {at}"
+            );
+        }
+    }
+    // A resealed layout of absurd size is refused before anything is allocated.
+    let mut huge = bytes.clone();
+    huge[64 + 16..64 + 24].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    bloomforge_core::format::reseal(&mut huge);
+    assert!(BloomierFilter::from_bytes(&huge).is_err());
+}
