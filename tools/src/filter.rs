@@ -6,10 +6,10 @@ use crate::input::Block;
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, AtomicStandardBloomFilter,
-    BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter,
+    BlockedBloomFilter, RemoveOutcome, SplitBlockBloomFilter, StandardBloomFilter,
 };
-use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError, COUNTER_MAX};
-use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError, SATURATED};
+use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
+use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
 use rayon::prelude::*;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -67,11 +67,30 @@ pub(crate) fn blocked_best_k(bits_per_key: f64) -> u32 {
     .0
 }
 
+/// The d-left table's shape where the user sets it (`build --counter-bits / --cells`);
+/// `None` keeps the library's default.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DLeftShape {
+    /// Counter bits per cell (1..=8).
+    pub(crate) counter_bits: Option<u32>,
+    /// Cells per bucket (1..=16).
+    pub(crate) cells: Option<u32>,
+}
+
 impl AnyFilter {
     /// A new, empty filter of `kind` for `items` keys.
-    pub(crate) fn create(kind: Kind, items: u64, sizing: Sizing, seed: u64) -> CliResult<Self> {
+    pub(crate) fn create(
+        kind: Kind,
+        items: u64,
+        sizing: Sizing,
+        seed: u64,
+        dleft: DLeftShape,
+    ) -> CliResult<Self> {
         let items = items.max(1);
         let e = |e: &dyn std::fmt::Display| CliError::Msg(e.to_string());
+        if kind != Kind::Dleft && (dleft.counter_bits.is_some() || dleft.cells.is_some()) {
+            return Err("--counter-bits and --cells shape d-left filters (--kind dleft)".into());
+        }
         Ok(match (kind, sizing) {
             (Kind::Blocked, Sizing::FalsePos(p)) => AnyFilter::Blocked(
                 BlockedBloomFilter::with_false_pos(p)
@@ -103,12 +122,16 @@ impl AnyFilter {
                     .expected_items(items)
                     .map_err(|x| e(&x))?,
             ),
-            (Kind::Dleft, Sizing::FalsePos(p)) => AnyFilter::DLeft(Box::new(
-                DLeftCountingBloomFilter::with_false_pos(p)
-                    .seed(seed)
-                    .expected_items(items)
-                    .map_err(|x| e(&x))?,
-            )),
+            (Kind::Dleft, Sizing::FalsePos(p)) => {
+                let mut b = DLeftCountingBloomFilter::with_false_pos(p).seed(seed);
+                if let Some(c) = dleft.counter_bits {
+                    b = b.counter_bits(c);
+                }
+                if let Some(w) = dleft.cells {
+                    b = b.cells_per_bucket(w);
+                }
+                AnyFilter::DLeft(Box::new(b.expected_items(items).map_err(|x| e(&x))?))
+            }
             (kind, Sizing::BitsPerKey(b)) => {
                 if !(b.is_finite() && b > 0.0 && b <= 1e6) {
                     return Err("--bits-per-key must be a number above 0".into());
@@ -377,32 +400,28 @@ impl AnyFilter {
     /// The count estimate as printed by `query --count` (`N+`: saturated, at least N), or
     /// `None` for a plain filter.
     pub(crate) fn count(&self, key: &[u8]) -> Option<String> {
+        // `Count`'s Display: `3`, or `15+` when saturated.
         match self {
-            AnyFilter::Counting(f) => Some(match f.count(key) {
-                c if c >= COUNTER_MAX => format!("{c}+"),
-                c => c.to_string(),
-            }),
-            AnyFilter::DLeft(f) => Some(match f.count(key) {
-                SATURATED => format!("{}+", (1u64 << f.counter_bits()) - 1),
-                c => c.to_string(),
-            }),
+            AnyFilter::Counting(f) => Some(f.count(key).to_string()),
+            AnyFilter::DLeft(f) => Some(f.count(key).to_string()),
             _ => None,
         }
     }
 
-    /// Removes one occurrence of `key`: `Ok(true)` if removed, `Ok(false)` if it was not
-    /// present (nothing changed), `Err` for a plain filter or any other failure. The one
-    /// place the tool deletes from a filter (`remove` calls only this).
-    pub(crate) fn remove(&mut self, key: &[u8]) -> Result<bool, String> {
+    /// Removes one occurrence of `key`: `Ok(Some(outcome))` if it was present
+    /// (`Saturated`: a counter is stuck and the key stays), `Ok(None)` if it was not
+    /// (nothing changed), `Err` for a plain filter or any other failure. The one place the
+    /// tool deletes from a filter (`remove` calls only this).
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Result<Option<RemoveOutcome>, String> {
         match self {
             AnyFilter::Counting(f) => match f.remove(key) {
-                Ok(()) => Ok(true),
-                Err(CountingError::NotPresent) => Ok(false),
+                Ok(o) => Ok(Some(o)),
+                Err(CountingError::NotPresent) => Ok(None),
                 Err(e) => Err(e.to_string()),
             },
             AnyFilter::DLeft(f) => match f.remove(key) {
-                Ok(()) => Ok(true),
-                Err(DLeftError::NotPresent) => Ok(false),
+                Ok(o) => Ok(Some(o)),
+                Err(DLeftError::NotPresent) => Ok(None),
                 Err(e) => Err(e.to_string()),
             },
             _ => Err("plain Bloom filters cannot delete".into()),

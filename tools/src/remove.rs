@@ -6,14 +6,20 @@ use crate::filter::AnyFilter;
 use crate::input::{KeyOptions, LineReader};
 use crate::output::{replace_filter, write_filter};
 use crate::progress::{note, Progress};
+use bloomforge_core::RemoveOutcome;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Delete keys from a counting or d-left filter (one occurrence per line).
 ///
 /// A key that is not present is listed on stderr and skipped (the filter is unchanged
-/// for it). Remove only keys that were inserted: removing a false positive decrements
-/// other keys' counters.
+/// for it). A key whose counter is saturated (inserted more often than the counters can
+/// count: 15 for counting filters, 2^counter-bits - 1 for d-left) may not come out: its
+/// saturated counter is left as is, so it is listed on stderr and counted apart in the
+/// summary (a d-left key then stays present for good; a counting-filter key stays while
+/// any of its other counters is above zero). Remove only keys
+/// that were inserted: removing a false positive decrements other keys' counters.
+/// The summary line on stderr counts the three outcomes apart.
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  bloomforge remove users.bloom deleted.txt\n  \
@@ -51,24 +57,34 @@ pub(crate) fn run(args: Args) -> Result<()> {
             ),
         ));
     }
-    let (mut removed, mut missing, mut total) = (0u64, 0u64, 0u64);
+    let (mut removed, mut missing, mut stuck, mut total) = (0u64, 0u64, 0u64, 0u64);
     for source in &sources {
         let progress = Progress::bytes(&format!("removing {}", source.name()), source.size()?);
         let mut reader = LineReader::open(source, args.key_options.keep_empty, progress.clone())?;
         let name = reader.name().to_string();
         reader.for_each_line(|key, line| {
             total += 1;
-            if filter
+            match filter
                 .remove(key)
                 .map_err(|e| CliError::Msg(format!("{name}:{line}: {e}")))?
             {
-                removed += 1;
-            } else {
-                missing += 1;
-                eprintln!(
-                    "{name}:{line}: not present, skipped: {}",
-                    String::from_utf8_lossy(key)
-                );
+                Some(RemoveOutcome::Removed) => removed += 1,
+                Some(RemoveOutcome::Saturated) => {
+                    removed += 1;
+                    stuck += 1;
+                    eprintln!(
+                        "{name}:{line}: a saturated counter was left as is, the key may stay \
+                         present: {}",
+                        String::from_utf8_lossy(key)
+                    );
+                }
+                None => {
+                    missing += 1;
+                    eprintln!(
+                        "{name}:{line}: not present, skipped: {}",
+                        String::from_utf8_lossy(key)
+                    );
+                }
             }
             Ok(())
         })?;
@@ -85,7 +101,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
     };
     note!(
-        "removed {removed} of {total} keys ({missing} not present) -> {}",
+        "removed {removed} of {total} keys ({missing} not present, {stuck} with a saturated \
+         counter that may keep them present) -> {}",
         out.display()
     );
     Ok(())

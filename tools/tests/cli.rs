@@ -229,7 +229,7 @@ fn counting_and_dleft_build_query_remove() {
         // counter (every cell) returns to zero and every key reads absent, count 0.
         let out = run(&["remove", "--filter", &once, "--keys", &rest]);
         assert!(out.status.success(), "{layout}: {}", stderr(&out));
-        assert!(stderr(&out).contains("removed 301 of 301 keys (0 not present)"));
+        assert!(stderr(&out).contains("removed 301 of 301 keys (0 not present,"));
         let leftovers: Vec<_> = std::fs::read_dir(tmp(""))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -256,7 +256,10 @@ fn counting_and_dleft_build_query_remove() {
             err.contains("not present") && err.contains("ghost"),
             "{err}"
         );
-        assert!(err.contains("removed 0 of 1 keys (1 not present)"), "{err}");
+        assert!(
+            err.contains("removed 0 of 1 keys (1 not present, 0 with"),
+            "{err}"
+        );
         assert_eq!(std::fs::read(&once).unwrap(), empty, "{layout}: unchanged");
     }
 }
@@ -469,8 +472,8 @@ fn refusals_are_errors_not_panics() {
 
 #[test]
 fn saturated_counts_duplicate_removes_and_stdin() {
-    // 20 lines of "hot": the counting filters' 4-bit counters saturate at 15, the d-left
-    // filter's 2-bit counter at 3.
+    // 20 lines of "hot": 4-bit counters (counting, d-left by default) saturate at 15,
+    // d-left's with --counter-bits 2 at 3.
     let mut lines: Vec<String> = (0..100).map(|i| format!("s-{i}")).collect();
     lines.extend(std::iter::repeat_n("hot".to_string(), 20));
     lines.extend(["pair".to_string(), "pair".to_string()]);
@@ -478,15 +481,20 @@ fn saturated_counts_duplicate_removes_and_stdin() {
     let hot = write_lines("sat-hot.txt", &["hot".to_string()]);
     let pair = write_lines("sat-pair.txt", &["pair".to_string()]);
     let pair_twice = write_lines("sat-pair2.txt", &["pair".to_string(), "pair".to_string()]);
-    for (layout, saturated) in [
-        ("counting", "15+"),
-        ("counting-standard", "15+"),
-        ("dleft", "3+"),
+    for (layout, extra, saturated) in [
+        ("counting", None, "15+"),
+        ("counting-standard", None, "15+"),
+        ("dleft", None, "15+"),
+        ("dleft", Some("2"), "3+"),
     ] {
-        let f = path(&format!("sat-{layout}.bloom"));
-        let out = run(&[
+        let f = path(&format!("sat-{layout}-{extra:?}.bloom"));
+        let mut args = vec![
             "build", "--layout", layout, "--fp", "0.0001", "--keys", &keys, "--out", &f,
-        ]);
+        ];
+        if let Some(c) = extra {
+            args.extend(["--counter-bits", c, "--cells", "8"]);
+        }
+        let out = run(&args);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(
             counts(&f, &hot),
@@ -497,7 +505,11 @@ fn saturated_counts_duplicate_removes_and_stdin() {
         // A key listed twice in the keys file is removed twice.
         let out = run(&["remove", "--filter", &f, "--keys", &pair_twice]);
         assert!(out.status.success(), "{}", stderr(&out));
-        assert!(stderr(&out).contains("removed 2 of 2 keys (0 not present)"));
+        assert!(
+            stderr(&out).contains("removed 2 of 2 keys (0 not present,"),
+            "{layout} {extra:?}: {}",
+            stderr(&out)
+        );
         assert_eq!(counts(&f, &pair)[0].0, "0", "{layout}");
 
         // Keys from stdin, CRLF stripped.
@@ -512,7 +524,47 @@ fn saturated_counts_duplicate_removes_and_stdin() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success());
         assert_eq!(stdout(&out), format!("hot\t{saturated}\ns-1\t1\npair\t0\n"));
+
+        // Removing a saturated key is reported as such: it stays present.
+        let out = run(&["remove", "--filter", &f, "--keys", &hot]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("left as is, the key may stay present: hot"),
+            "{err}"
+        );
+        assert!(
+            err.contains("removed 1 of 1 keys (0 not present, 1 with a saturated"),
+            "{err}"
+        );
+        assert_eq!(counts(&f, &hot)[0].0, saturated, "{layout}");
     }
+    // The d-left shape options belong to d-left.
+    let f = path("sat-wrong-kind.bloom");
+    let out = run(&[
+        "build",
+        "--kind",
+        "blocked",
+        "--counter-bits",
+        "4",
+        "--keys",
+        &keys,
+        "-o",
+        &f,
+    ]);
+    assert_refused(&out, "--counter-bits and --cells shape d-left filters");
+    let out = run(&[
+        "build",
+        "--kind",
+        "dleft",
+        "--counter-bits",
+        "9",
+        "--keys",
+        &keys,
+        "-o",
+        &f,
+    ]);
+    assert_refused(&out, "counter");
 }
 
 #[test]

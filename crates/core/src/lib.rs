@@ -42,6 +42,7 @@ pub mod arch;
 pub mod batch;
 pub mod block;
 pub mod builder;
+mod count;
 mod error;
 mod filters;
 pub mod format;
@@ -60,6 +61,7 @@ pub mod view;
 pub use arch::Backend;
 pub use block::{Block256, Block512};
 pub use builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
+pub use count::{Count, RemoveOutcome};
 pub use error::{Error, FilterShape, Result, SourceError};
 pub use filters::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,

@@ -6,11 +6,13 @@ use crate::layout::{
     line_index, line_mask, prefetch, standard_positions, CounterLayout, CounterLine, MAX_HASHES,
     PREFETCH_AHEAD,
 };
-use crate::nibble::{atomic_decrement, atomic_increment, get_at, min_of, nonzero};
+use crate::nibble::{
+    atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
+};
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
 use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
-use bloomforge_core::Filter;
+use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -186,14 +188,17 @@ impl<S> AtomicCountingBloomFilter<S> {
         // SAFETY: the inverse of `From<CountingBloomFilter>`; owning the box means no other
         // thread still accesses the atomics.
         let lines = unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) };
-        CountingBloomFilter {
+        let mut plain = CountingBloomFilter {
             lines,
             num_counters: self.num_counters,
             k: self.k,
             layout: self.layout,
             backend: self.backend,
             hasher: self.hasher,
-        }
+            items: 0,
+        };
+        plain.items = plain.estimated_len().round() as u64;
+        plain
     }
 
     /// The words of every line (relaxed loads).
@@ -215,11 +220,13 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
     }
 
     /// Removes one occurrence of `key` from any thread (see the type's docs for races).
+    /// The outcome is [`CountingBloomFilter::remove`]'s: `Saturated` when one of the key's
+    /// counters is at 15 and was left as it is.
     ///
     /// # Errors
     /// [`CountingError::NotPresent`], with nothing changed, if one of its counters is 0.
     #[inline]
-    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> Result<(), CountingError> {
+    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> Result<RemoveOutcome, CountingError> {
         self.remove_hash(self.hasher.hash_one(key))
     }
 
@@ -231,7 +238,7 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
 
     /// The smallest of `key`'s counters (see [`CountingBloomFilter::count`]).
     #[inline]
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u32 {
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> Count {
         self.count_hash(self.hasher.hash_one(key))
     }
 
@@ -262,7 +269,7 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
     /// # Errors
     /// As [`remove`](Self::remove).
     #[inline]
-    pub fn remove_hash(&self, hash: u64) -> Result<(), CountingError> {
+    pub fn remove_hash(&self, hash: u64) -> Result<RemoveOutcome, CountingError> {
         match self.layout {
             CounterLayout::Blocked => {
                 let line = &self.lines[line_index(hash, self.lines.len())];
@@ -278,11 +285,13 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
                 if absent {
                     return Err(CountingError::NotPresent);
                 }
+                let mut saturated = false;
                 for &p in &pos[..n] {
                     let (l, w, sh) = split_position(p);
-                    atomic_decrement(&self.lines[l].words[w], 1u64 << sh);
+                    let (_, full) = atomic_decrement_report(&self.lines[l].words[w], 1u64 << sh);
+                    saturated |= full != 0;
                 }
-                Ok(())
+                Ok(outcome(saturated))
             }
         }
     }
@@ -306,8 +315,8 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
 
     /// [`count`](Self::count) by precomputed hash.
     #[inline]
-    pub fn count_hash(&self, hash: u64) -> u32 {
-        match self.layout {
+    pub fn count_hash(&self, hash: u64) -> Count {
+        let min = match self.layout {
             CounterLayout::Blocked => {
                 let line = &self.lines[line_index(hash, self.lines.len())];
                 let mask = line_mask(hash as u32, self.k);
@@ -331,7 +340,8 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
                     .min()
                     .unwrap_or(0)
             }
-        }
+        };
+        Count::from_counter(u64::from(min), u64::from(COUNTER_MAX))
     }
 
     /// Runs `op(i, hash)` over a batch with lines prefetched [`PREFETCH_AHEAD`] items
@@ -449,7 +459,7 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
     where
         S: Clone,
     {
-        CountingBloomFilter {
+        let mut plain = CountingBloomFilter {
             lines: self
                 .line_words()
                 .map(|words| CounterLine { words })
@@ -459,7 +469,10 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             layout: self.layout,
             backend: self.backend,
             hasher: self.hasher.clone(),
-        }
+            items: 0,
+        };
+        plain.items = plain.estimated_len().round() as u64;
+        plain
     }
 
     /// Layout, size, probes and hasher fingerprint.
@@ -486,7 +499,7 @@ fn line_insert(line: &AtomicCounterLine, h32: u32, k: u32) -> bool {
 }
 
 #[inline(always)]
-fn line_remove(line: &AtomicCounterLine, h32: u32, k: u32) -> Result<(), CountingError> {
+fn line_remove(line: &AtomicCounterLine, h32: u32, k: u32) -> Result<RemoveOutcome, CountingError> {
     let mask = line_mask(h32, k);
     let missing = line.words.iter().zip(mask).fold(0, |acc, (w, m)| {
         if m == 0 {
@@ -498,14 +511,25 @@ fn line_remove(line: &AtomicCounterLine, h32: u32, k: u32) -> Result<(), Countin
     if missing != 0 {
         return Err(CountingError::NotPresent);
     }
+    let mut saturated = 0;
     for (word, m) in line.words.iter().zip(mask) {
         if m != 0 {
             // A non-zero result means a racing remove emptied a counter after the check:
             // that decrement is skipped (see the type's docs).
-            atomic_decrement(word, m);
+            saturated |= atomic_decrement_report(word, m).1;
         }
     }
-    Ok(())
+    Ok(outcome(saturated != 0))
+}
+
+/// The outcome of a remove that found the key, from whether a counter was saturated.
+#[inline(always)]
+fn outcome(saturated: bool) -> RemoveOutcome {
+    if saturated {
+        RemoveOutcome::Saturated
+    } else {
+        RemoveOutcome::Removed
+    }
 }
 
 impl<S: bloomforge_core::format::PersistentHasher> AtomicCountingBloomFilter<S> {

@@ -16,7 +16,7 @@
 //! f.insert(&"apple");
 //! f.insert(&"pear");
 //! assert!(f.contains(&"apple"));
-//! assert_eq!(f.count(&"apple"), 2);
+//! assert_eq!(f.count(&"apple"), bloomforge_core::Count::Exact(2));
 //! f.remove(&"pear")?;
 //! assert!(!f.contains(&"pear"));
 //! assert_eq!(f.remove(&"plum"), Err(CountingError::NotPresent)); // unchanged

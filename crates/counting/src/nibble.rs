@@ -148,16 +148,25 @@ pub(crate) fn atomic_increment<A: AtomicWord>(word: &A, mask: u64) -> u64 {
 ///
 /// Never underflows: a counter is decremented only if the exchanged value shows it at 1 or
 /// more, and the exchange succeeds only if the word still holds that value.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn atomic_decrement<A: AtomicWord>(word: &A, mask: u64) -> u64 {
+    atomic_decrement_report(word, mask).0
+}
+
+/// [`atomic_decrement`], also returning the nibble mask of the targeted counters that
+/// were saturated (and so left at 15) in the value the update applied to.
+#[inline(always)]
+pub(crate) fn atomic_decrement_report<A: AtomicWord>(word: &A, mask: u64) -> (u64, u64) {
     let mut current = word.load_relaxed();
     loop {
         let new = decrement(current, mask);
+        let report = (mask & !nonzero(current), mask & saturated(current));
         if new == current {
-            return mask & !nonzero(current);
+            return report;
         }
         match word.cas_relaxed(current, new) {
-            Ok(_) => return mask & !nonzero(current),
+            Ok(_) => return report,
             Err(actual) => current = actual,
         }
     }

@@ -61,7 +61,7 @@ impl CountingBloomFilter<DefaultHasher> {
     /// f.insert(&"a");
     /// let g = CountingBloomFilter::from_bytes(&f.to_bytes())?;
     /// assert_eq!(g, f);
-    /// assert_eq!(g.count(&"a"), 2);
+    /// assert_eq!(g.count(&"a").get(), 2);
     /// # Ok::<(), bloomforge_counting::CountingError>(())
     /// ```
     ///
@@ -103,7 +103,7 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
     /// # Errors
     /// Core's `Io` if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<(), CountingError> {
-        let (shape, items) = (self.shape(), self.estimated_len());
+        let (shape, items) = (self.shape(), self.len() as f64);
         write_lines(writer, &self.hasher, shape, items, &self.lines, |l| l.words)
     }
 
@@ -145,10 +145,15 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
                 words: core::array::from_fn(|i| format::u64_at(line, 8 * i)),
             })
             .collect();
-        Self::from_lines(layout, lines, counters, header.num_hashes, hasher).map_err(|e| match e {
-            CountingError::InvalidLines { reason } => corrupt(reason),
-            other => other,
-        })
+        let mut f =
+            Self::from_lines(layout, lines, counters, header.num_hashes, hasher).map_err(|e| {
+                match e {
+                    CountingError::InvalidLines { reason } => corrupt(reason),
+                    other => other,
+                }
+            })?;
+        f.items = header.items;
+        Ok(f)
     }
 }
 

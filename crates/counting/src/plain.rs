@@ -10,10 +10,12 @@ use crate::layout::{
     counter_slot, gather_bytes, line_index, line_mask, standard_positions, CounterLayout,
     CounterLine, LINE_COUNTERS, MAX_HASHES,
 };
-use crate::nibble::{self, decrement, get, get_at, increment, min_of, nonzero};
+use crate::nibble::{self, decrement, get, get_at, increment, min_of, nonzero, COUNTER_MAX};
 use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
-use bloomforge_core::{Backend, Block512, BlockedBloomFilter, Error, Filter, StandardBloomFilter};
+use bloomforge_core::{
+    Backend, Block512, BlockedBloomFilter, Count, Error, Filter, RemoveOutcome, StandardBloomFilter,
+};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
@@ -51,7 +53,7 @@ pub(crate) const MAX_LINES: u64 = isize::MAX as u64 / 64;
 /// let mut f = CountingBloomFilter::with_false_pos(0.01).expected_items(10_000)?;
 /// f.insert(&"a");
 /// f.insert(&"a");
-/// assert_eq!(f.count(&"a"), 2);
+/// assert_eq!(f.count(&"a").get(), 2);
 /// f.remove(&"a")?;
 /// assert!(f.contains(&"a"));
 /// f.remove(&"a")?;
@@ -66,6 +68,8 @@ pub struct CountingBloomFilter<S = DefaultHasher> {
     pub(crate) layout: CounterLayout,
     pub(crate) backend: Backend,
     pub(crate) hasher: S,
+    /// Inserts minus successful removes (see [`len`](CountingBloomFilter::len)).
+    pub(crate) items: u64,
 }
 
 /// Builder kind for [`CountingBloomFilter`] with the [`CounterLayout::Standard`] layout:
@@ -253,6 +257,7 @@ impl<S> CountingBloomFilter<S> {
             layout,
             backend: detect_backend(),
             hasher,
+            items: 0,
         })
     }
 
@@ -289,14 +294,17 @@ impl<S> CountingBloomFilter<S> {
                 });
             }
         }
-        Ok(Self {
+        let mut f = Self {
             lines: lines.into_boxed_slice(),
             num_counters,
             k,
             layout,
             backend: detect_backend(),
             hasher,
-        })
+            items: 0,
+        };
+        f.items = f.estimated_len().round() as u64;
+        Ok(f)
     }
 }
 
@@ -372,12 +380,16 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     }
 
     /// Removes one occurrence of `key`: decrements its counters that are not saturated.
+    /// Returns [`RemoveOutcome::Removed`] when every counter was decremented, and
+    /// [`RemoveOutcome::Saturated`] when one of them is saturated (15) and was left as it
+    /// is: the filter no longer tracks this key exactly (it answers present while its other
+    /// counters stay above zero).
     ///
     /// # Errors
     /// [`CountingError::NotPresent`], with the filter unchanged, if any of its counters is
     /// 0. See the type's docs for removing keys that were never inserted.
     #[inline]
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), CountingError> {
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<RemoveOutcome, CountingError> {
         self.remove_hash(self.hasher.hash_one(key))
     }
 
@@ -388,16 +400,18 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     }
 
     /// The smallest of `key`'s counters: an upper bound of how many times it is present
-    /// (inserts minus removes), exact when no other key shares all its counters. A result
-    /// of 15 means "15 or more" (saturated); in general `count >= min(true count, 15)`.
+    /// (inserts minus removes), exact when no other key shares all its counters.
+    /// [`Count::AtLeast`]`(15)` means "15 or more" (saturated); in general
+    /// `count.get() >= min(true count, 15)`.
     #[inline]
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u32 {
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> Count {
         self.count_hash(self.hasher.hash_one(key))
     }
 
     /// [`insert`](Self::insert) by precomputed 64-bit hash (it must be well mixed).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
+        self.items = self.items.saturating_add(1);
         match self.layout {
             CounterLayout::Blocked => d_insert_one(self.backend, &mut self.lines, hash, self.k),
             CounterLayout::Standard => self.standard_insert(hash),
@@ -409,16 +423,55 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     /// # Errors
     /// As [`remove`](Self::remove).
     #[inline]
-    pub fn remove_hash(&mut self, hash: u64) -> Result<(), CountingError> {
+    pub fn remove_hash(&mut self, hash: u64) -> Result<RemoveOutcome, CountingError> {
         match self.layout {
             CounterLayout::Blocked => {
-                if d_remove_one(self.backend, &mut self.lines, hash, self.k) {
-                    Ok(())
-                } else {
-                    Err(CountingError::NotPresent)
+                if !d_remove_one(self.backend, &mut self.lines, hash, self.k) {
+                    return Err(CountingError::NotPresent);
                 }
             }
-            CounterLayout::Standard => self.standard_remove(hash),
+            CounterLayout::Standard => self.standard_remove(hash)?,
+        }
+        self.items = self.items.saturating_sub(1);
+        // Saturated counters do not move, so "one of them is at 15" after the remove is
+        // "one of them was left alone". Only removes pay for this check.
+        Ok(if self.max_counter_hash(hash) == COUNTER_MAX {
+            RemoveOutcome::Saturated
+        } else {
+            RemoveOutcome::Removed
+        })
+    }
+
+    /// The largest of the key's counters (its hash given).
+    fn max_counter_hash(&self, hash: u64) -> u32 {
+        match self.layout {
+            CounterLayout::Blocked => {
+                let line = &self.lines[line_index(hash, self.lines.len())];
+                let mask = line_mask(hash as u32, self.k);
+                let full = line
+                    .words
+                    .iter()
+                    .zip(mask)
+                    .fold(0, |acc, (&w, m)| acc | (nibble::saturated(w) & m));
+                if full != 0 {
+                    COUNTER_MAX
+                } else {
+                    // Not needed exactly: only "saturated or not" is asked.
+                    0
+                }
+            }
+            CounterLayout::Standard => {
+                let mut pos = [0u64; MAX_HASHES as usize];
+                let n = standard_positions(hash, self.num_counters, self.k, &mut pos);
+                pos[..n]
+                    .iter()
+                    .map(|&p| {
+                        let (l, w, sh) = split_position(p);
+                        get_at(self.lines[l].words[w], sh)
+                    })
+                    .max()
+                    .unwrap_or(0)
+            }
         }
     }
 
@@ -433,8 +486,8 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
 
     /// [`count`](Self::count) by precomputed hash.
     #[inline]
-    pub fn count_hash(&self, hash: u64) -> u32 {
-        match self.layout {
+    pub fn count_hash(&self, hash: u64) -> Count {
+        let min = match self.layout {
             CounterLayout::Blocked => {
                 let i = line_index(hash, self.lines.len());
                 line_count(&self.lines[i], hash as u32, self.k)
@@ -451,7 +504,8 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
                     .min()
                     .unwrap_or(0)
             }
-        }
+        };
+        Count::from_counter(u64::from(min), u64::from(COUNTER_MAX))
     }
 
     fn standard_insert(&mut self, hash: u64) -> bool {
@@ -497,15 +551,18 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     /// overlap (the fast path for filters larger than the cache).
     pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
         match self.layout {
-            CounterLayout::Blocked => d_insert_batch(
-                self.backend,
-                &mut self.lines,
-                self.k,
-                &Keys {
-                    keys,
-                    hasher: &self.hasher,
-                },
-            ),
+            CounterLayout::Blocked => {
+                self.items = self.items.saturating_add(keys.len() as u64);
+                d_insert_batch(
+                    self.backend,
+                    &mut self.lines,
+                    self.k,
+                    &Keys {
+                        keys,
+                        hasher: &self.hasher,
+                    },
+                );
+            }
             CounterLayout::Standard => {
                 for key in keys {
                     self.insert(key);
@@ -518,6 +575,7 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
         match self.layout {
             CounterLayout::Blocked => {
+                self.items = self.items.saturating_add(hashes.len() as u64);
                 d_insert_batch(self.backend, &mut self.lines, self.k, &Hashes(hashes));
             }
             CounterLayout::Standard => {
@@ -595,16 +653,20 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
     ) -> Result<(), CountingError> {
         check_batch_len(keys.len(), removed.len())?;
         match self.layout {
-            CounterLayout::Blocked => d_remove_batch(
-                self.backend,
-                &mut self.lines,
-                self.k,
-                &Keys {
-                    keys,
-                    hasher: &self.hasher,
-                },
-                removed,
-            ),
+            CounterLayout::Blocked => {
+                d_remove_batch(
+                    self.backend,
+                    &mut self.lines,
+                    self.k,
+                    &Keys {
+                        keys,
+                        hasher: &self.hasher,
+                    },
+                    removed,
+                );
+                let n = removed.iter().filter(|&&r| r).count() as u64;
+                self.items = self.items.saturating_sub(n);
+            }
             CounterLayout::Standard => {
                 for (key, r) in keys.iter().zip(removed) {
                     *r = self.remove(key).is_ok();
@@ -630,6 +692,7 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
                 *x = nibble::saturating_add(*x, y);
             }
         }
+        self.items = self.items.saturating_add(other.items);
         Ok(())
     }
 
@@ -932,6 +995,17 @@ impl<S> CountingBloomFilter<S> {
         &self.lines
     }
 
+    /// The number of keys present: inserts minus successful removes since the filter
+    /// was made empty, plus the other filter's count after a [`union`](Self::union). A
+    /// filter loaded from bytes starts from the count stored in the file; one rebuilt by
+    /// [`from_lines`](Self::from_lines) or from an atomic filter (which keeps no count:
+    /// one shared counter would serialise its threads) starts from
+    /// [`estimated_len`](Self::estimated_len). Removing a false positive, which the type's
+    /// docs warn against, makes it undercount.
+    pub fn len(&self) -> u64 {
+        self.items
+    }
+
     /// Whether every counter is zero.
     pub fn is_empty(&self) -> bool {
         self.lines.iter().all(|l| *l == CounterLine::ZERO)
@@ -940,6 +1014,7 @@ impl<S> CountingBloomFilter<S> {
     /// Sets every counter to zero.
     pub fn clear(&mut self) {
         self.lines.fill(CounterLine::ZERO);
+        self.items = 0;
     }
 }
 
@@ -972,6 +1047,7 @@ impl<S: Clone> Clone for CountingBloomFilter<S> {
             layout: self.layout,
             backend: self.backend,
             hasher: self.hasher.clone(),
+            items: self.items,
         }
     }
 }

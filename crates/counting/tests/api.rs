@@ -23,7 +23,7 @@ fn from_iterator_and_atomic_clone() {
     let b = a.clone();
     b.remove(&7u64).unwrap();
     assert_eq!(a.snapshot(), f, "a clone is an independent copy");
-    assert_eq!(b.count(&7u64), f.count(&7u64) - 1);
+    assert_eq!(b.count(&7u64).get(), f.count(&7u64).get() - 1);
 }
 
 #[test]
@@ -172,4 +172,28 @@ fn builders_choose_layout_and_size() {
             g.num_counters()
         );
     }
+}
+
+#[test]
+fn len_counts_inserts_minus_removes_and_survives_bytes_and_union() {
+    let mut f = CountingBloomFilter::new(1_000, 0.01).unwrap();
+    assert_eq!((f.len(), f.is_empty()), (0, true));
+    for i in 0..100u64 {
+        f.insert(&i);
+    }
+    for i in 0..30u64 {
+        f.remove(&i).unwrap();
+    }
+    assert!(f.remove(&"never inserted").is_err());
+    assert_eq!(f.len(), 70);
+    let mut g = CountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g.len(), 70);
+    g.insert_batch(&[1000u64, 1001]);
+    let mut removed = [false; 2];
+    g.remove_batch(&[1000u64, 5000], &mut removed).unwrap();
+    assert_eq!(g.len(), 71 - u64::from(removed[1]));
+    f.union(&g).unwrap();
+    assert_eq!(f.len(), 70 + g.len());
+    f.clear();
+    assert_eq!((f.len(), f.is_empty()), (0, true));
 }

@@ -66,7 +66,9 @@ fn disjoint_threads_equal_sequential_result() {
                     Op::Insert(k) => {
                         seq.insert(&k);
                     }
-                    Op::Remove(k) => seq.remove(&k).unwrap(),
+                    Op::Remove(k) => {
+                        seq.remove(&k).unwrap();
+                    }
                 }
             }
             let barrier = Barrier::new(threads as usize);
@@ -81,7 +83,7 @@ fn disjoint_threads_equal_sequential_result() {
                                     atomic.insert(&k);
                                 }
                                 Op::Remove(k) => {
-                                    atomic.remove(&k).expect("remove of an inserted key failed")
+                                    atomic.remove(&k).expect("remove of an inserted key failed");
                                 }
                             }
                         }

@@ -35,7 +35,9 @@ fn counting_entry_points_agree() {
     assert_ne!(s, a);
     let atomic = AtomicCountingBloomFilter::new(3000, 0.01).unwrap();
     atomic.insert_batch(&keys);
-    assert_eq!(atomic.into_inner().to_bytes(), a);
+    // Same counters (the atomic filter keeps no exact count, so the headers' item counts
+    // may differ: one exact, one estimated).
+    assert!(atomic.into_inner() == CountingBloomFilter::from_bytes(&a).unwrap());
     for err in [
         CountingBloomFilter::new(0, 0.01).err(),
         CountingBloomFilter::builder().build().err(),

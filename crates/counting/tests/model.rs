@@ -2,6 +2,7 @@
 
 mod common;
 
+use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_counting::{
     AtomicCountingBloomFilter, CounterLayout, CountingBloomFilter, CountingError, COUNTER_MAX,
 };
@@ -57,8 +58,14 @@ fn run_model(layout: CounterLayout, seed: u64, ops: &[Op]) -> Result<(), TestCas
             Op::Remove(key) => {
                 let truth = model.get(&key).copied().unwrap_or(0);
                 if truth > 0 {
-                    prop_assert_eq!(f.remove(&key), Ok(()));
-                    prop_assert_eq!(atomic.remove(&key), Ok(()));
+                    let saturated = f.count(&key).is_saturated();
+                    let outcome = f.remove(&key);
+                    prop_assert!(outcome.is_ok(), "{:?}", outcome);
+                    prop_assert_eq!(atomic.remove(&key), outcome.clone());
+                    if saturated {
+                        // Every counter at 15: none moved.
+                        prop_assert_eq!(outcome, Ok(RemoveOutcome::Saturated));
+                    }
                     model.insert(key, truth - 1);
                 } else if !f.contains(&key) {
                     let before = f.clone();
@@ -72,7 +79,8 @@ fn run_model(layout: CounterLayout, seed: u64, ops: &[Op]) -> Result<(), TestCas
                     // so the model stays exact.
                     let mut copy = f.clone();
                     let count_before = copy.count(&key);
-                    prop_assert_eq!(copy.remove(&key), Ok(()));
+                    let outcome = copy.remove(&key);
+                    prop_assert!(outcome.is_ok());
                     let (old, new) = (counters(&f), counters(&copy));
                     let mut changed = 0;
                     for (a, b) in old.iter().zip(&new) {
@@ -82,20 +90,20 @@ fn run_model(layout: CounterLayout, seed: u64, ops: &[Op]) -> Result<(), TestCas
                         }
                     }
                     prop_assert!(changed <= f.num_hashes());
-                    let expect = if count_before == COUNTER_MAX {
-                        COUNTER_MAX
-                    } else {
-                        count_before - 1
+                    let expect = match count_before {
+                        Count::AtLeast(_) => Count::AtLeast(u64::from(COUNTER_MAX)),
+                        Count::Exact(n) => Count::Exact(n - 1),
                     };
                     prop_assert_eq!(copy.count(&key), expect);
                 }
             }
         }
+        prop_assert_eq!(f.len(), model.values().map(|&t| u64::from(t)).sum::<u64>());
         for (key, &truth) in &model {
             if truth > 0 {
                 prop_assert!(f.contains(key), "false negative for {}", key);
                 prop_assert!(atomic.contains(key), "atomic false negative for {}", key);
-                prop_assert!(f.count(key) >= truth.min(COUNTER_MAX));
+                prop_assert!(f.count(key).get() >= u64::from(truth.min(COUNTER_MAX)));
             }
         }
         // The atomic twin answers every query as the plain filter (members, false
@@ -182,11 +190,11 @@ fn counts_are_exact_without_collisions() {
         }
     }
     for i in 0..10u32 {
-        assert_eq!(f.count(&i), i, "key {i}");
+        assert_eq!(f.count(&i), Count::Exact(u64::from(i)), "key {i}");
     }
     for _ in 0..40 {
         f.insert(&"hot");
     }
-    assert_eq!(f.count(&"hot"), COUNTER_MAX);
+    assert_eq!(f.count(&"hot"), Count::AtLeast(15));
     assert!(f.saturated_counters() >= 1);
 }

@@ -230,7 +230,9 @@ fn main() {
             ..Row::default()
         };
         let b: Batch<CountingBloomFilter> = Some(|f, k, o| f.contains_batch(k, o).unwrap());
-        let rm: Rm<CountingBloomFilter> = Some(|f, k| f.remove(k).unwrap());
+        let rm: Rm<CountingBloomFilter> = Some(|f, k| {
+            f.remove(k).unwrap();
+        });
         measure!(r, keys, neg, limit,
             CountingBloomFilter::with_false_pos(target).expected_items(n as u64).unwrap(),
             |f: &CountingBloomFilter| f.memory_bits() as f64,
@@ -245,7 +247,9 @@ fn main() {
             ..Row::default()
         };
         let b: Batch<Dl> = Some(|f, k, o| f.contains_batch(k, o).unwrap());
-        let rm: Rm<Dl> = Some(|f, k| f.remove(k).unwrap());
+        let rm: Rm<Dl> = Some(|f, k| {
+            f.remove(k).unwrap();
+        });
         measure!(r, keys, neg, limit,
             Dl::with_false_pos(target).expected_items(n as u64).unwrap(),
             |f: &Dl| f.memory_bits() as f64,

@@ -98,11 +98,16 @@ fn run(name: &str, mut f: DLeftCountingBloomFilter, n: u64, only: Option<&str>) 
             t[5] = timed(|| {
                 present
                     .iter()
-                    .map(|k| f.count(k))
+                    .map(|k| f.count(k).get())
                     .fold(0, u64::wrapping_add)
             })
             .0;
-            t[6] = timed(|| present.iter().for_each(|k| f.remove(k).unwrap())).0;
+            t[6] = timed(|| {
+                present.iter().for_each(|k| {
+                    f.remove(k).unwrap();
+                })
+            })
+            .0;
             // Fingerprints shared by 2^c - 1 keys saturate and stay (sticky).
             assert_eq!(f.occupied_cells(), f.saturated_cells());
             for (b, t) in best.iter_mut().zip(t) {

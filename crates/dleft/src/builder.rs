@@ -14,8 +14,11 @@ use core::hash::BuildHasher;
 pub const DEFAULT_SUBTABLES: u32 = 4;
 /// Default cells per bucket `w`.
 pub const DEFAULT_CELLS_PER_BUCKET: u32 = 8;
-/// Default counter bits `c`.
-pub const DEFAULT_COUNTER_BITS: u32 = 2;
+/// Default counter bits `c`: 4, so a key is stuck (its counter saturated and sticky)
+/// only after 15 more inserts than removes of its fingerprint. With 2-bit counters (the
+/// earlier default) one trial left 239 of 1258 fully removed keys stuck at `3+`; 2 bits
+/// save ~2 bits per cell (about 12 % of the table) where keys are rarely inserted twice.
+pub const DEFAULT_COUNTER_BITS: u32 = 4;
 
 /// Builder with explicit parameters:
 /// `DLeftCountingBloomFilter::builder().subtables(4).buckets_per_subtable(1 << 14)

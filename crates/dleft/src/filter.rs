@@ -9,7 +9,7 @@ use crate::layout::{
 };
 use crate::theory;
 use bloomforge_core::hash::DefaultHasher;
-use bloomforge_core::Filter;
+use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
@@ -36,15 +36,16 @@ use crate::arch::avx2::Avx2;
 /// f.insert(&"apple")?;
 /// f.insert(&"apple")?;
 /// assert!(f.contains(&"apple"));
-/// assert_eq!(f.count(&"apple"), 2);
+/// assert_eq!(f.count(&"apple").get(), 2);
 /// f.remove(&"apple")?;
-/// assert_eq!(f.count(&"apple"), 1);
+/// assert_eq!(f.count(&"apple").get(), 1);
 /// assert_eq!(f.remove(&"pear"), Err(DLeftError::NotPresent));
 /// # Ok::<(), DLeftError>(())
 /// ```
 ///
 /// Counters saturate at `2^c - 1` and then stick (never decremented, never freed), so
-/// [`count`](Self::count) reports [`SATURATED`](crate::SATURATED) for them. Removing a key
+/// [`count`](Self::count) reports `Count::AtLeast(2^c - 1)` for them and
+/// [`remove`](Self::remove) `RemoveOutcome::Saturated`. Removing a key
 /// that was never inserted may remove another key's fingerprint (a false negative for
 /// that key), as with every counting filter: remove only keys you inserted.
 ///
@@ -138,6 +139,8 @@ enum Outcome {
     Full,
     /// Remove: the fingerprint is not stored.
     Absent,
+    /// Remove: the fingerprint's counter is saturated and stays (sticky); `len` dropped.
+    Saturated,
     /// Batch: the rollback journal could not grow; nothing was written for this key.
     NoMemory,
 }
@@ -168,10 +171,6 @@ fn write_cell(table: &mut [u8], g: &Geometry, offset: usize, j: u32, cell: u32) 
 }
 
 impl DLeftCountingBloomFilter {
-    /// What [`count`](Self::count) returns for a saturated (sticky) counter (same as the
-    /// crate-level [`SATURATED`](crate::SATURATED)).
-    pub const SATURATED: u64 = crate::SATURATED;
-
     /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
     /// default shape and hasher: the same as
     /// `Self::builder().expected_items(n).false_pos(p).build()` and
@@ -849,7 +848,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         // SAFETY: `buckets[i]` is a bucket of this table and `j < w` (a hit).
         let cell = unsafe { self.cell_at(buckets[i], j) };
         let counter = cell >> rem_bits;
-        if counter != counter_max {
+        let sticky = counter == counter_max;
+        if !sticky {
             // Counter 1: free the cell (subtract all of it); else decrement.
             let delta = if counter == 1 { cell } else { 1 << rem_bits };
             if !journal.record(i, offset, j, cell, cell - delta) {
@@ -861,7 +861,11 @@ impl<S> DLeftCountingBloomFilter<S> {
             self.occupied -= u64::from(counter == 1);
         }
         self.len = self.len.saturating_sub(1);
-        Outcome::Existing
+        if sticky {
+            Outcome::Saturated
+        } else {
+            Outcome::Existing
+        }
     }
 
     /// Removes one occurrence of the fingerprint whose candidates are given.
@@ -892,7 +896,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let g = &self.geo;
         let (rem_bits, counter_max) = (g.rem_bits, g.counter_max);
         let cell = read_cell(&self.table, g, offset, j);
-        match g.cell_counter(cell) {
+        let counter = g.cell_counter(cell);
+        match counter {
             c if c == counter_max => {} // sticky
             1 => {
                 if !self.set_cell(i, offset, j, cell, 0, journal) {
@@ -907,7 +912,11 @@ impl<S> DLeftCountingBloomFilter<S> {
             }
         }
         self.len = self.len.saturating_sub(1);
-        Outcome::Existing
+        if counter == counter_max {
+            Outcome::Saturated
+        } else {
+            Outcome::Existing
+        }
     }
 
     /// # Safety
@@ -1366,13 +1375,15 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
     }
 
     /// Removes one occurrence of `key`: decrements its fingerprint's counter and frees the
-    /// cell at 0. A saturated counter stays (sticky) and the call still succeeds.
+    /// cell at 0: [`RemoveOutcome::Removed`]. A saturated counter stays (sticky): the
+    /// call returns [`RemoveOutcome::Saturated`], `len` drops, and the key keeps answering
+    /// present.
     ///
     /// # Errors
     /// [`DLeftError::NotPresent`] if the fingerprint is not stored; the filter is
     /// unchanged.
     #[inline]
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<()> {
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<RemoveOutcome> {
         self.remove_hash(self.hash_key(key))
     }
 
@@ -1381,9 +1392,10 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
     /// # Errors
     /// As for [`remove`](Self::remove).
     #[inline]
-    pub fn remove_hash(&mut self, hash: u64) -> Result<()> {
+    pub fn remove_hash(&mut self, hash: u64) -> Result<RemoveOutcome> {
         match self.remove_outcome(hash) {
-            Outcome::Existing => Ok(()),
+            Outcome::Existing => Ok(RemoveOutcome::Removed),
+            Outcome::Saturated => Ok(RemoveOutcome::Saturated),
             _ => Err(DLeftError::NotPresent),
         }
     }
@@ -1405,19 +1417,24 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
         dispatch!(self, contains_with, &DLeftCountingBloomFilter<S>, (hash: u64) -> bool)
     }
 
-    /// The counter of `key`'s fingerprint: 0 if absent, else at least the number of
-    /// times `key` was inserted minus removed (fingerprint collisions add), or
-    /// [`SATURATED`](crate::SATURATED) if the counter is stuck at its
-    /// maximum.
+    /// The counter of `key`'s fingerprint: `Exact(0)` if absent, else at least the number
+    /// of times `key` was inserted minus removed (fingerprint collisions add), or
+    /// [`Count::AtLeast`]`(2^counter_bits - 1)` if the counter is stuck at its maximum.
     #[inline]
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> Count {
         self.count_hash(self.hash_key(key))
     }
 
     /// [`count`](Self::count) for a caller-computed hash.
     #[inline]
-    pub fn count_hash(&self, hash: u64) -> u64 {
-        dispatch!(self, count_with, &DLeftCountingBloomFilter<S>, (hash: u64) -> u64)
+    pub fn count_hash(&self, hash: u64) -> Count {
+        let c = dispatch!(self, count_with, &DLeftCountingBloomFilter<S>, (hash: u64) -> u64);
+        let max = u64::from(self.geo.counter_max);
+        if c == crate::SATURATED {
+            Count::AtLeast(max)
+        } else {
+            Count::Exact(c)
+        }
     }
 
     /// Queries many hashes; `out[i] = contains_hash(hashes[i])`. Buckets are prefetched a
@@ -1524,6 +1541,52 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
             self.contains_hash_batch(&hashes[..chunk.len()], out)?;
         }
         Ok(())
+    }
+}
+
+impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
+    /// Inserts the keys of `iter` in order and stops at the first that does not fit: the
+    /// keys before it stay inserted, that key and the rest are not.
+    ///
+    /// # Errors
+    /// [`DLeftError::BucketFull`] from the first failing insert.
+    pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
+        for key in iter {
+            self.insert(&key)?;
+        }
+        Ok(())
+    }
+}
+
+/// Inserts every key; **panics** if a key's buckets are all full (a d-left insert can
+/// fail, and `Extend` cannot report it; dropping the key silently would make it a false
+/// negative). Use [`DLeftCountingBloomFilter::try_extend`] to get the error instead.
+impl<T: Hash, S: BuildHasher> Extend<T> for DLeftCountingBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        if let Err(e) = self.try_extend(iter) {
+            panic!("DLeftCountingBloomFilter::extend: {e}; use try_extend to handle a full bucket");
+        }
+    }
+}
+
+/// Collects the keys, then builds a filter with the default parameters (false-positive
+/// rate [`DEFAULT_FALSE_POS`](bloomforge_core::builder::DEFAULT_FALSE_POS), default
+/// hasher) sized for their number; in the rare case a key's buckets are full, it rebuilds
+/// with a quarter more room, so every key is inserted. Panics only if memory runs out (as
+/// `Vec` does).
+impl<T: Hash> FromIterator<T> for DLeftCountingBloomFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let keys: Vec<T> = iter.into_iter().collect();
+        let mut items = (keys.len() as u64).max(1);
+        loop {
+            let mut f =
+                DLeftCountingBloomFilter::new(items, bloomforge_core::builder::DEFAULT_FALSE_POS)
+                    .expect("a d-left filter for the collected keys could not be allocated");
+            if f.insert_batch(&keys).is_ok() {
+                return f;
+            }
+            items += items.div_ceil(4);
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 //! f.insert(&"apple")?;
 //! f.insert(&"pear")?;
 //! assert!(f.contains(&"apple") && f.contains(&"pear"));
-//! assert_eq!(f.count(&"apple"), 2);
+//! assert_eq!(f.count(&"apple"), bloomforge_core::Count::Exact(2));
 //! f.remove(&"pear")?;
 //! assert_eq!(f.remove(&"plum"), Err(DLeftError::NotPresent)); // unchanged
 //! assert_eq!(f.len(), 2);
@@ -112,7 +112,6 @@ pub use error::{DLeftError, Result};
 pub use filter::DLeftCountingBloomFilter;
 pub use layout::{MAX_CELLS_PER_BUCKET, MAX_CELL_BITS, MAX_COUNTER_BITS, MAX_SUBTABLES};
 
-/// What [`DLeftCountingBloomFilter::count`] returns for a saturated (sticky) counter: the
-/// fingerprint was inserted at least `2^c - 1` times more than it was removed, and its
-/// exact count is lost.
-pub const SATURATED: u64 = u64::MAX;
+/// The kernels' internal answer for a saturated (sticky) counter; the public
+/// [`DLeftCountingBloomFilter::count`] turns it into `Count::AtLeast(2^c - 1)`.
+pub(crate) const SATURATED: u64 = u64::MAX;

@@ -49,3 +49,16 @@ fn dleft_entry_points_agree() {
         Some(DLeftError::Core(Error::InvalidFalsePositiveRate(_)))
     ));
 }
+
+#[test]
+fn from_iterator_and_extend_hold_every_key() {
+    let keys: Vec<String> = (0..5000).map(|i| format!("key-{i}")).collect();
+    let f: DLeftCountingBloomFilter = keys.iter().collect();
+    assert_eq!(f.len(), 5000);
+    assert!(keys.iter().all(|k| f.contains(k)));
+    let mut g = DLeftCountingBloomFilter::new(10_000, 0.01).unwrap();
+    g.extend(keys.iter());
+    g.try_extend(["one more"]).unwrap();
+    assert_eq!(g.len(), 5001);
+    assert!(keys.iter().all(|k| g.contains(k)) && g.contains(&"one more"));
+}

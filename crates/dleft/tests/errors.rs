@@ -3,8 +3,9 @@
 
 mod common;
 
+use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_core::{Filter, KeyedHasher};
-use bloomforge_dleft::{Backend, DLeftCountingBloomFilter, DLeftError, SATURATED};
+use bloomforge_dleft::{Backend, DLeftCountingBloomFilter, DLeftError};
 use common::{build, keys};
 
 /// Keys whose true fingerprints are pairwise distinct in `f`.
@@ -32,7 +33,7 @@ fn bucket_full_leaves_the_filter_unchanged() {
         assert!(!f.contains(&ks[2]));
         // A stored fingerprint still counts up when its buckets are full.
         assert_eq!(f.insert(&ks[0]), Ok(true));
-        assert_eq!(f.count(&ks[0]), 2);
+        assert_eq!(f.count(&ks[0]).get(), 2);
         assert_eq!(f.len(), 3);
         // Freeing a cell makes room again.
         f.remove(&ks[1]).unwrap();
@@ -86,14 +87,18 @@ fn saturated_counters_stick() {
         let k = 12345u64;
         for i in 1..=max + 2 {
             assert_eq!(f.insert(&k), Ok(i > 1));
-            let want = if i >= max { SATURATED } else { i };
+            let want = if i >= max {
+                Count::AtLeast(max)
+            } else {
+                Count::Exact(i)
+            };
             assert_eq!(f.count(&k), want, "c={c} after {i} inserts");
         }
         assert_eq!(f.saturated_cells(), 1);
         // Removes succeed but never decrement or free a saturated cell.
         for _ in 0..max + 5 {
-            f.remove(&k).unwrap();
-            assert_eq!(f.count(&k), SATURATED);
+            assert_eq!(f.remove(&k), Ok(RemoveOutcome::Saturated));
+            assert_eq!(f.count(&k), Count::AtLeast(max));
             assert!(f.contains(&k));
         }
         assert_eq!(f.len(), 0);
@@ -108,11 +113,11 @@ fn counters_count_up_and_down() {
     let k = "key";
     for i in 1..=6u64 {
         f.insert(&k).unwrap();
-        assert_eq!(f.count(&k), i);
+        assert_eq!(f.count(&k).get(), i);
     }
     for i in (0..6u64).rev() {
         f.remove(&k).unwrap();
-        assert_eq!(f.count(&k), i);
+        assert_eq!(f.count(&k).get(), i);
     }
     assert!(!f.contains(&k));
     assert!(f.is_empty());
@@ -128,7 +133,7 @@ fn not_present_leaves_the_filter_unchanged() {
     let before = f.clone();
     let mut failures = 0;
     for k in keys(2, 500) {
-        if f.count(&k) == 0 {
+        if f.count(&k).get() == 0 {
             assert_eq!(f.remove(&k), Err(DLeftError::NotPresent));
             failures += 1;
         }
@@ -311,7 +316,7 @@ fn filter_trait_custom_hasher_and_threads() {
             let (f, ks) = (&f, &ks);
             s.spawn(move || {
                 for k in ks.iter().skip(t) {
-                    assert!(f.contains(k) && f.count(k) >= 1);
+                    assert!(f.contains(k) && f.count(k).get() >= 1);
                 }
             });
         }
@@ -405,7 +410,7 @@ fn batches_are_all_or_nothing() {
             })
         );
         assert!(f == before, "failed insert_batch changed the filter");
-        assert_eq!(f.count(&ks[0]), 2);
+        assert_eq!(f.count(&ks[0]).get(), 2);
         // Removal batch with an absent key in the middle: rolled back.
         let before = f.clone();
         let r = f.remove_batch(&[ks[0], ks[0], ks[1]]);

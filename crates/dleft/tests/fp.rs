@@ -133,11 +133,17 @@ fn backends_give_identical_answers() {
     let probes = keys(2, 200_000);
     let reference: Vec<(bool, u64)> = {
         f.set_backend(bloomforge_dleft::Backend::Scalar).unwrap();
-        probes.iter().map(|k| (f.contains(k), f.count(k))).collect()
+        probes
+            .iter()
+            .map(|k| (f.contains(k), f.count(k).get()))
+            .collect()
     };
     for backend in bloomforge_dleft::Backend::available() {
         f.set_backend(backend).unwrap();
-        let got: Vec<(bool, u64)> = probes.iter().map(|k| (f.contains(k), f.count(k))).collect();
+        let got: Vec<(bool, u64)> = probes
+            .iter()
+            .map(|k| (f.contains(k), f.count(k).get()))
+            .collect();
         assert!(got == reference, "{backend:?} differs from scalar");
     }
 }

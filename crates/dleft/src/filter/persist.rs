@@ -33,7 +33,7 @@ impl DLeftCountingBloomFilter<DefaultHasher> {
     /// let mut g = DLeftCountingBloomFilter::from_bytes(&f.to_bytes())?;
     /// assert_eq!(g, f);
     /// g.remove(&"a")?;
-    /// assert_eq!(g.count(&"a"), 1);
+    /// assert_eq!(g.count(&"a").get(), 1);
     /// # Ok::<(), bloomforge_dleft::DLeftError>(())
     /// ```
     ///
