@@ -15,7 +15,7 @@ use crate::workload::{BenchKey, Workload};
 use crate::BenchError;
 use bloomforge_core::batch::{prefetch, PREFETCH_AHEAD};
 use bloomforge_core::hash::fast_range64;
-use bloomforge_core::stats::{clopper_pearson, fp_consistent};
+use bloomforge_testkit::stats::{clopper_pearson, fp_consistent};
 use std::hint::black_box;
 
 /// False-positive significance level of the consistency flag (per row).

@@ -55,7 +55,7 @@ mod raw;
 #[cfg(feature = "serde")]
 pub mod serde_support;
 mod standard;
-pub mod stats;
+
 pub mod view;
 
 pub use arch::Backend;

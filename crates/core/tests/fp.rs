@@ -21,10 +21,10 @@
 //! would be for a correct filter over the choice of seed.
 
 use bloomforge_core::math::{self, ProbeModel};
-use bloomforge_core::stats;
 use bloomforge_core::{
     BlockedBloomFilter, KeyedHasher, SplitBlockBloomFilter, StandardBloomFilter,
 };
+use bloomforge_testkit::stats;
 use core::hash::{BuildHasher, Hash};
 use std::fmt::Write as _;
 

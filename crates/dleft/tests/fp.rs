@@ -14,9 +14,9 @@
 
 mod common;
 
-use bloomforge_core::stats::{binomial_test_greater, binomial_test_two_sided};
 use bloomforge_core::KeyedHasher;
 use bloomforge_dleft::{theory, DLeftCountingBloomFilter};
+use bloomforge_testkit::stats::{binomial_test_greater, binomial_test_two_sided};
 use common::{assert_disjoint, keys};
 use core::hash::BuildHasher;
 

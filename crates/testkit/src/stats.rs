@@ -18,7 +18,7 @@
 //! The semantics follow the Python reference `fp_theory.py` (section 10) exactly.
 //!
 //! ```
-//! use bloomforge_core::stats::{binomial_test_two_sided, fp_consistent};
+//! use bloomforge_testkit::stats::{binomial_test_two_sided, fp_consistent};
 //!
 //! // 10_130 false positives in 1_000_000 queries of a filter whose realised FP is 1 %:
 //! let check = fp_consistent(10_130, 1_000_000, 0.01, 1e-6, 0.0, 0.0);
@@ -654,7 +654,7 @@ pub struct FpCheck {
 ///   `|z| <= z_{1 - alpha/2}`.
 ///
 /// `inst_sd` is the filter-instance standard deviation of the realised FP (see
-/// [`math`](crate::math)`::*_instance_sd`) when `p_theory` is the layout's expected FP;
+/// `bloomforge_core::math::*_instance_sd`) when `p_theory` is the layout's expected FP;
 /// 0 when `p_theory` is the realised FP of the queried filter itself, in which case the
 /// count is exactly Binomial(q, p_theory) and a false alarm has probability ~`alpha`.
 ///
