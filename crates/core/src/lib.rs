@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+mod atomic_word;
 pub mod batch;
 pub mod block;
 pub mod builder;
