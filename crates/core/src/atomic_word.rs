@@ -88,7 +88,10 @@ mod loom_tests {
             let present_a = t.join().unwrap();
             assert_eq!(words[0].load_relaxed(), 0b0111);
             assert_eq!(words[1].load_relaxed(), (1 << 40) | (1 << 41));
-            assert!(!(present_a && present_b), "two new keys cannot both be present");
+            assert!(
+                !(present_a && present_b),
+                "two new keys cannot both be present"
+            );
         });
     }
 

@@ -1,0 +1,139 @@
+//! Every backend the CPU can run is exercised against the scalar oracle, and the backend
+//! list is checked against the CPU's own feature flags: read from `/proc/cpuinfo` on Linux,
+//! independently of std's detection, so a backend that silently dropped out of
+//! `Backend::available()` (a detection bug, a lost `cfg`) fails here instead of going
+//! untested by every test that loops over `Backend::available()` (this crate's, and the
+//! counting, d-left, bitmap and cuckoo crates' kernel tests).
+
+use bloomforge_core::{
+    AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, Backend, BlockedBloomFilter,
+    SplitBlockBloomFilter,
+};
+use std::collections::HashSet;
+
+/// The CPU's feature flags from `/proc/cpuinfo` (Linux), else std's detection.
+fn cpu_has(flag: &str) -> bool {
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
+        if let Some(line) = info.lines().find(|l| l.starts_with("flags")) {
+            let flags: HashSet<&str> = line.split_whitespace().collect();
+            return flags.contains(flag);
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        match flag {
+            "avx2" => return std::is_x86_feature_detected!("avx2"),
+            "avx512f" => return std::is_x86_feature_detected!("avx512f"),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The backends this CPU must run: scalar and wide everywhere, AVX2 and AVX-512 on x86-64
+/// CPUs that have them.
+fn expected() -> Vec<Backend> {
+    let mut v = vec![Backend::Scalar, Backend::Wide];
+    if cfg!(target_arch = "x86_64") && !cfg!(miri) && cpu_has("avx2") {
+        v.push(Backend::Avx2);
+        if cpu_has("avx512f") {
+            v.push(Backend::Avx512);
+        }
+    }
+    v
+}
+
+#[test]
+fn available_backends_match_the_cpu_flags() {
+    let names = |v: &[Backend]| v.iter().map(|b| b.name()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&Backend::available()),
+        names(&expected()),
+        "the CPU has features whose backend is not available (so no test exercises it)"
+    );
+}
+
+#[test]
+fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
+    let keys: Vec<u64> = (0..20_000u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let queries: Vec<u64> = (0..40_000u64).map(|i| i ^ 0x5555_5555).collect();
+    let (members, others) = keys.split_at(10_000);
+    for k in [1u32, 3, 8, 16] {
+        let mut oracle = BlockedBloomFilter::with_num_bits(1 << 17)
+            .hashes(k)
+            .unwrap();
+        oracle.set_backend(Backend::Scalar).unwrap();
+        oracle.insert_batch(members);
+        let mut split_oracle = SplitBlockBloomFilter::with_num_bits(1 << 17)
+            .hashes(8)
+            .unwrap();
+        split_oracle.set_backend(Backend::Scalar).unwrap();
+        split_oracle.insert_batch(members);
+        let want: Vec<bool> = queries.iter().map(|q| oracle.contains(q)).collect();
+        let split_want: Vec<bool> = queries.iter().map(|q| split_oracle.contains(q)).collect();
+        for backend in expected() {
+            // A backend the CPU has must be settable (not skipped) ...
+            let mut f = BlockedBloomFilter::with_num_bits(1 << 17)
+                .hashes(k)
+                .unwrap();
+            f.set_backend(backend)
+                .unwrap_or_else(|e| panic!("{}: {e}", backend.name()));
+            for key in &members[..5000] {
+                f.insert(key);
+            }
+            f.insert_batch(&members[5000..]);
+            // ... and give the oracle's bits and answers, single and batched.
+            assert!(
+                f == oracle,
+                "blocked k={k}: {} words differ",
+                backend.name()
+            );
+            let mut out = vec![false; queries.len()];
+            f.contains_batch(&queries, &mut out).unwrap();
+            assert_eq!(out, want, "blocked k={k} batch: {}", backend.name());
+            assert!(queries.iter().zip(&want).all(|(q, &w)| f.contains(q) == w));
+
+            let mut atomic = AtomicBlockedBloomFilter::with_num_bits(1 << 17)
+                .hashes(k)
+                .unwrap();
+            atomic.set_backend(backend).unwrap();
+            for key in members {
+                atomic.insert(key);
+            }
+            assert!(
+                atomic.into_inner() == oracle,
+                "atomic blocked: {}",
+                backend.name()
+            );
+
+            let mut s = SplitBlockBloomFilter::with_num_bits(1 << 17)
+                .hashes(8)
+                .unwrap();
+            s.set_backend(backend).unwrap();
+            s.insert_batch(members);
+            assert!(
+                s == split_oracle,
+                "split-block: {} words differ",
+                backend.name()
+            );
+            s.contains_batch(&queries, &mut out).unwrap();
+            assert_eq!(out, split_want, "split-block batch: {}", backend.name());
+            let mut sa = AtomicSplitBlockBloomFilter::with_num_bits(1 << 17)
+                .hashes(8)
+                .unwrap();
+            sa.set_backend(backend).unwrap();
+            for key in members {
+                sa.insert(key);
+            }
+            assert!(
+                sa.into_inner() == split_oracle,
+                "atomic split: {}",
+                backend.name()
+            );
+        }
+        // Non-members stay mostly absent (the filters are not trivially full).
+        assert!(others.iter().filter(|q| oracle.contains(q)).count() < others.len() / 2);
+    }
+}
