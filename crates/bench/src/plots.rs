@@ -262,6 +262,32 @@ fn marker_px<DB: DrawingBackend>(
     }
 }
 
+/// The values 1, 2 and 5 times a power of ten in `[lo, hi]`, ascending, each once.
+pub fn nice_log_points(lo: f64, hi: f64) -> Vec<f64> {
+    let mut points = Vec::new();
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return points;
+    }
+    let mut decade = 10f64.powi(lo.log10().floor() as i32);
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * decade;
+            if v >= lo && v <= hi {
+                points.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    points
+}
+
+/// A tick label: as few digits as the value needs (`0.5`, `2`, `10`, `200`).
+pub fn format_tick(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
 /// Query ns/key vs filter size, one line per filter (negative single-key queries; batch
 /// queries dashed), the random-read floor in black, cache sizes as vertical lines.
 ///
@@ -299,11 +325,20 @@ pub fn ns_vs_size(report: &Report, path: &Path) -> Result<(), BenchError> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(x_min..x_max, (y_min..y_max).log_scale())?;
+            // Our own key points (1, 2, 5 x 10^k): plotters' log-scale points repeat a
+            // decade's end as the next one's start, which printed "10.0" twice and drew
+            // a doubled grid line.
+            .build_cartesian_2d(
+                x_min..x_max,
+                (y_min..y_max)
+                    .log_scale()
+                    .with_key_points(nice_log_points(y_min, y_max)),
+            )?;
         chart
             .configure_mesh()
             .x_desc("filter size")
             .y_desc("ns per key (negative queries)")
+            .y_label_formatter(&|v| format_tick(*v))
             .x_labels(((x_max - x_min) as usize + 1).min(24))
             .x_label_formatter(&|v| {
                 if (v - v.round()).abs() < 1e-6 {

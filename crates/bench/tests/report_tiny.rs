@@ -71,6 +71,21 @@ fn tiny_run_writes_parsable_report() {
     assert!(report.rows.iter().any(|r| r.layout == "floor"));
     assert!(report.rows.iter().any(|r| r.bulk.len() == 2));
 
+    // Plot axes: no tick label printed twice (ns_vs_size showed "10.0" twice).
+    for svg in ["ns_vs_size.svg", "fp_vs_bits.svg", "thread_scaling.svg"] {
+        let text = read(&dir, svg);
+        let labels: Vec<&str> = text
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>').map(|(_, rest)| rest))
+            .filter_map(|t| t.split_once("</text>").map(|(label, _)| label.trim()))
+            .filter(|l| l.parse::<f64>().is_ok())
+            .collect();
+        for pair in labels.windows(2) {
+            assert_ne!(pair[0], pair[1], "{svg}: tick label {:?} twice", pair[0]);
+        }
+    }
+
     // CSV files: headers and column counts.
     let (header, rows) = check_csv(&dir, "results.csv", 10);
     assert_eq!(header, RESULTS_COLUMNS);
