@@ -260,6 +260,11 @@ macro_rules! block_filters {
 
             /// Estimated number of distinct keys inserted, from each block's fill. Costs
             /// one pass over the filter.
+            ///
+            /// There is no `len()`: a plain Bloom filter cannot know its item count. A
+            /// repeated key and a false positive look alike to `insert`, and a union or an
+            /// intersection combines bits, not keys; so the count is estimated from the
+            /// bits, under this different name (the workspace convention).
             pub fn estimated_len(&self) -> f64 {
                 self.raw.blocks.iter().map(|b| <$L>::block_keys(b, self.raw.k)).sum()
             }

@@ -405,7 +405,8 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
     }
 
     /// Estimated number of distinct keys inserted (Swamidass & Baldi):
-    /// `-(m/k) ln(1 - X/m)`.
+    /// `-(m/k) ln(1 - X/m)`. There is no `len()`: a plain filter cannot tell a repeated
+    /// key or a false positive from a new key, and a union combines bits, not keys.
     pub fn estimated_len(&self) -> f64 {
         estimated_len_from_ones(self.num_bits, self.k, self.count_ones())
     }
