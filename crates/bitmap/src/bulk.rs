@@ -30,6 +30,14 @@ pub(crate) fn apply_prefetched(
     }
 }
 
+/// A pointer the scatter's threads share; each writes only its own slots.
+struct SyncPtr(*mut u32);
+// SAFETY: the pointer is only used for writes to slots that are disjoint between the
+// threads (see `partitioned_apply`), into an allocation that outlives the parallel loop.
+unsafe impl Sync for SyncPtr {}
+// SAFETY: as above; the pointer is only moved into the rayon scope.
+unsafe impl Send for SyncPtr {}
+
 /// Words per region of the partitioned load: 1 MiB, which stays in a core's L2 cache.
 const REGION_WORDS: usize = 1 << 17;
 
@@ -55,23 +63,57 @@ pub(crate) fn partitioned_apply(
     if scratch.try_reserve_exact(values.len()).is_err() {
         return false;
     }
-    // Counting pass, then the start of each bucket.
-    let mut start = vec![0usize; regions + 1];
-    for &v in values {
-        start[(v >> region_shift) as usize + 1] += 1;
-    }
+    // The counting and scatter passes run on every rayon thread, each over its own
+    // contiguous piece of the input: piece `p` counts its values per region, and writes
+    // region `r`'s values after those of pieces `0..p` (so the scatter is deterministic
+    // and the region's values stay in input order).
+    let parts = if values.len() >= 1 << 22 {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let piece = values.len().div_ceil(parts).max(1);
+    let hists: Vec<Vec<usize>> = values
+        .par_chunks(piece)
+        .map(|c| {
+            let mut h = vec![0usize; regions];
+            for &v in c {
+                h[(v >> region_shift) as usize] += 1;
+            }
+            h
+        })
+        .collect();
+    // bounds[r]: where region r starts; starts[p][r]: where piece p writes region r.
+    let mut bounds = vec![0usize; regions + 1];
+    let mut starts = vec![vec![0usize; regions]; hists.len()];
+    let mut at = 0usize;
     for r in 0..regions {
-        start[r + 1] += start[r];
+        bounds[r] = at;
+        for (p, h) in hists.iter().enumerate() {
+            starts[p][r] = at;
+            at += h[r];
+        }
     }
-    let bounds = start.clone();
-    let spare = &mut scratch.spare_capacity_mut()[..values.len()];
-    for &v in values {
-        let r = (v >> region_shift) as usize;
-        spare[start[r]].write(v);
-        start[r] += 1;
-    }
-    // SAFETY: the scatter wrote every slot `0..values.len()` exactly once (the buckets
-    // partition that range: bucket `r` spans `bounds[r]..bounds[r + 1]`, its count).
+    bounds[regions] = at;
+    debug_assert_eq!(at, values.len());
+    let out = SyncPtr(scratch.spare_capacity_mut().as_mut_ptr().cast::<u32>());
+    values
+        .par_chunks(piece)
+        .zip(starts.into_par_iter())
+        .for_each(|(c, mut next)| {
+            let out = &out;
+            for &v in c {
+                let r = (v >> region_shift) as usize;
+                // SAFETY: `next[r]` walks piece p's own slots of region r,
+                // `starts[p][r] .. starts[p][r] + hists[p][r]`: within the reserved
+                // `values.len()` slots, and disjoint from every other piece's and
+                // region's slots, so no two threads write one slot.
+                unsafe { out.0.add(next[r]).write(v) };
+                next[r] += 1;
+            }
+        });
+    // SAFETY: the scatter wrote every slot `0..values.len()` exactly once (the pieces'
+    // slots of all regions partition that range, each written by its piece).
     unsafe { scratch.set_len(values.len()) };
     words
         .par_chunks_mut(REGION_WORDS)

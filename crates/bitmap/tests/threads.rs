@@ -31,14 +31,17 @@ fn parallel_loads_match_the_serial_ones() {
         .build()
         .unwrap();
     // 2^24 and 2^24 + 12345 are dense enough for the partitioned (bucket-by-region) load.
-    for (seed, universe) in [
-        (1u64, 1u64 << 20),
-        (2, 100_003),
-        (3, 1 << 32),
-        (4, 1 << 24),
-        (5, (1 << 24) + 12345),
+    // 4.5M values: past 2^22, the partition's counting and scatter passes run on all
+    // four threads (pieces of the input), which must give the serial result.
+    for (seed, universe, n) in [
+        (1u64, 1u64 << 20, 200_000),
+        (2, 100_003, 200_000),
+        (3, 1 << 32, 200_000),
+        (4, 1 << 24, 200_000),
+        (5, (1 << 24) + 12345, 200_000),
+        (6, (1 << 25) + 777, 4_500_000),
     ] {
-        let v = values(seed, 200_000, universe);
+        let v = values(seed, n, universe);
         let mut serial = TwoBitmap::new(universe).unwrap();
         serial.insert_batch(&v).unwrap();
         let mut par = TwoBitmap::new(universe).unwrap();
