@@ -217,6 +217,38 @@ fn binary_formats_and_contains() {
         )),
         once
     );
+    // Raw u32 files through the memory-mapped load (the budget holds them) and through
+    // range partitioning (it does not), with the domain's edges and word boundaries, and
+    // values split over two files: both must match the model.
+    let mut edges = vec![0u32, 1, 31, 32, 33, 63, 64, u32::MAX, u32::MAX - 1, 1 << 31];
+    edges.extend([0, 32, u32::MAX]); // seen twice
+    let both = [&set[..], &edges[..]];
+    let model2 = counts(&both);
+    let once2: Vec<u32> = model2.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    let e32 = d.file(
+        "edges.u32",
+        &edges
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    for memory in ["4G", "100M"] {
+        assert_eq!(
+            lines(&run(
+                &["ints", "unique", "--format", "u32le", "--memory", memory],
+                &[&s32, &e32]
+            )),
+            once2,
+            "--memory {memory}"
+        );
+        assert_eq!(
+            lines(&run(
+                &["ints", "unique", "--count", "--format", "u32le", "--memory", memory],
+                &[&s32, &e32]
+            )),
+            [once2.len() as u32]
+        );
+    }
     // Queries on standard input.
     let out = bin()
         .args(["ints", "contains"])
