@@ -21,13 +21,20 @@
 //! | type | answers | paper |
 //! |---|---|---|
 //! | [`ScalableBloomFilter`] | membership when the number of keys is unknown | Almeida et al. 2007 |
+//! | [`StableBloomFilter`] | "seen recently?" over an unbounded stream, fixed memory | Deng and Rafiei 2006 |
 
 mod error;
 mod io;
 mod scalable;
+mod stable;
 
 pub use error::{Result, StreamError};
 pub use scalable::{
     ScalableBloomFilter, ScalableBloomFilterBuilder, DEFAULT_GROWTH_FACTOR,
     DEFAULT_INITIAL_CAPACITY, DEFAULT_MAX_SLICES, DEFAULT_TIGHTENING_RATIO, MAX_SLICES_LIMIT,
+};
+pub use stable::{
+    decrements_for, hashes_for, stable_false_pos, stable_point, StableBloomFilter,
+    StableBloomFilterBuilder, DEFAULT_CELLS, DEFAULT_CELL_BITS, MAX_CELLS,
+    MAX_HASHES as STABLE_MAX_HASHES,
 };
