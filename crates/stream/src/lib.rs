@@ -22,12 +22,17 @@
 //! |---|---|---|
 //! | [`ScalableBloomFilter`] | membership when the number of keys is unknown | Almeida et al. 2007 |
 //! | [`StableBloomFilter`] | "seen recently?" over an unbounded stream, fixed memory | Deng and Rafiei 2006 |
+//! | [`AttenuatedBloomFilter`] | which neighbour leads to a key, and in how many hops | Rhea and Kubiatowicz 2002 |
 
+mod attenuated;
 mod error;
 mod io;
 mod scalable;
 mod stable;
 
+pub use attenuated::{
+    AttenuatedBloomFilter, AttenuatedBloomFilterBuilder, DEFAULT_DEPTH, MAX_DEPTH,
+};
 pub use error::{Result, StreamError};
 pub use scalable::{
     ScalableBloomFilter, ScalableBloomFilterBuilder, DEFAULT_GROWTH_FACTOR,
