@@ -460,6 +460,14 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         self.slices.iter().map(|s| &s.filter)
     }
 
+    /// The slices, oldest first, each with the keys inserted into it and the keys it is
+    /// sized for (its capacity).
+    pub fn slices_with_len(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&BlockedBloomFilter<S>, u64, u64)> + '_ {
+        self.slices.iter().map(|s| (&s.filter, s.len, s.capacity))
+    }
+
     /// Bytes the slices' bit arrays occupy.
     pub fn memory_bytes(&self) -> u64 {
         self.slices.iter().map(|s| s.filter.num_bits() / 8).sum()
