@@ -3,7 +3,7 @@
 //! budget (`common`, approximate or `--exact`).
 //!
 //! ```text
-//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]
+//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]   (K: blocked, split, standard, counting, counting-standard, dleft, scalable)
 //! bloomforge query F.bloom [KEYS]... [--absent] [--count]
 //! bloomforge remove F.bloom [KEYS]... [-o OUT.bloom]          (counting, counting-standard, dleft)
 //! bloomforge export F.bloom -o PLAIN.bloom                    (counting kinds)

@@ -383,8 +383,25 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
             }
             .into());
         }
-        let mut pending: Vec<u64> = keys.iter().map(|k| self.hasher.hash_one(k)).collect();
-        let mut index: Vec<u32> = (0..keys.len() as u32).collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hasher.hash_one(k)).collect();
+        self.contains_hash_batch(&hashes, out)
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (and `out` untouched) unless
+    /// `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: hashes.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let mut pending = hashes.to_vec();
+        let mut index: Vec<u32> = (0..hashes.len() as u32).collect();
         out.fill(false);
         let mut hit = vec![false; pending.len()];
         for slice in self.slices.iter().rev() {
