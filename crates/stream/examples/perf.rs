@@ -186,7 +186,7 @@ fn main() {
     );
 
     // The Rust crate `stable-bloom-filter` 0.3 at the same cells, bits and target (it
-    // halves the optimal k: k = 3 here; FNV hashing, one byte per cell, thread_rng).
+    // halves the optimal k: k = 3 here; FNV hashing, bit-packed cells, thread_rng).
     use stable_bloom_filter::Filter;
     let mut peer = stable_bloom_filter::stable::StableBloomFilter::new(1 << 23, 3, 0.01);
     let t = Instant::now();
