@@ -243,7 +243,9 @@ impl<S: BuildHasher + Clone> AttenuatedBloomFilter<S> {
         Ok(())
     }
 
-    /// Inserts a key this node holds.
+    /// Inserts a key this node holds; `true` if it may already have been there. Its
+    /// neighbours see it after their next
+    /// [`merge_from_neighbour`](Self::merge_from_neighbour) from this node.
     pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
         self.local.insert(key)
     }

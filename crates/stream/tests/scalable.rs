@@ -277,3 +277,13 @@ proptest! {
         }
     }
 }
+
+/// Every filter of the crate can be sent to and shared between threads.
+#[test]
+fn filters_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<ScalableBloomFilter>();
+    check::<bloomforge_stream::StableBloomFilter>();
+    check::<bloomforge_stream::AttenuatedBloomFilter>();
+    check::<StreamError>();
+}
