@@ -287,3 +287,30 @@ fn filters_are_send_and_sync() {
     check::<bloomforge_stream::AttenuatedBloomFilter>();
     check::<StreamError>();
 }
+
+/// The pipelined batch insert builds exactly the filter of one-by-one inserts (keys
+/// repeated within and across batches, many growths), and counts the same new keys.
+#[test]
+fn batch_insert_equals_one_by_one() {
+    let mk = || {
+        ScalableBloomFilter::builder()
+            .expected_items(50)
+            .seed(11)
+            .build()
+            .unwrap()
+    };
+    let (mut a, mut b) = (mk(), mk());
+    let mut x = 5u64;
+    for round in 0..40u64 {
+        let keys: Vec<u64> = (0..1000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(round | 1);
+                (x >> 40) % 30_000
+            })
+            .collect();
+        let new_b = keys.iter().filter(|k| !b.insert(*k).unwrap()).count() as u64;
+        assert_eq!(a.insert_batch(&keys).unwrap(), new_b);
+        assert_eq!(a, b);
+    }
+    assert!(a.num_slices() >= 8);
+}
