@@ -10,7 +10,7 @@ use bloomforge_core::{
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError, COUNTER_MAX};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError, SATURATED};
-use bloomforge_stream::ScalableBloomFilter;
+use bloomforge_stream::{ScalableBloomFilter, StreamError};
 use rayon::prelude::*;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -294,11 +294,14 @@ impl AnyFilter {
                     f.insert_hash(h).map_err(|e| (i, e.to_string()))?;
                 }
             }
-            AnyFilter::Scalable(f) => {
-                for (i, &h) in hashes.iter().enumerate() {
-                    f.insert_hash(h).map_err(|e| (i, e.to_string()))?;
+            // Pipelined over the slices the block cannot change; the error names the key.
+            AnyFilter::Scalable(f) => match f.insert_hash_batch(hashes) {
+                Ok(_) => {}
+                Err(StreamError::BatchStopped { index, source }) => {
+                    return Err((index, source.to_string()))
                 }
-            }
+                Err(e) => return Err((0, e.to_string())),
+            },
         }
         Ok(())
     }
