@@ -8,7 +8,7 @@
 //! ago can be printed again (the filter forgets: a repeat more than about
 //! `cells * Max / P` lines later is mostly printed again; the summary prints this horizon).
 //! Lines are hashed in parallel a block at a time, then checked and inserted in input
-//! order; the filter's decrements come from a seeded generator (`--seed`), so a run is
+//! order (pipelined: the cells of lines ahead are prefetched); the filter's decrements come from a seeded generator (`--seed`), so a run is
 //! reproducible.
 
 use crate::error::{CliError, Result};
@@ -71,6 +71,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let werr = |e: std::io::Error| CliError::io("stdout", e);
     let (mut total, mut printed) = (0u64, 0u64);
     let mut hashes: Vec<u64> = Vec::new();
+    let mut seen: Vec<bool> = Vec::new();
     for source in Source::list(&args.keys) {
         let progress = Progress::bytes(&format!("dedup {}", source.name()), source.size()?);
         let mut reader = BlockStream::open(&source, args.key_options.keep_empty, progress.clone())?;
@@ -82,13 +83,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
                 .par_iter()
                 .map(|&s| hasher.hash_one(block.span(s)))
                 .collect_into_vec(&mut hashes);
-            for (i, &h) in hashes.iter().enumerate() {
-                if !filter.check_and_insert_hash(h) {
-                    out.write_all(block.key(i))
-                        .and_then(|()| out.write_all(b"\n"))
-                        .map_err(werr)?;
-                    printed += 1;
-                }
+            seen.clear();
+            seen.resize(hashes.len(), false);
+            filter
+                .check_and_insert_hash_batch(&hashes, &mut seen)
+                .map_err(|e| CliError::Msg(e.to_string()))?;
+            for (i, _) in seen.iter().enumerate().filter(|(_, &s)| !s) {
+                out.write_all(block.key(i))
+                    .and_then(|()| out.write_all(b"\n"))
+                    .map_err(werr)?;
+                printed += 1;
             }
             total += hashes.len() as u64;
         }

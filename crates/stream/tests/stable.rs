@@ -267,3 +267,32 @@ fn invalid_parameters_are_typed_errors() {
     let e: bloomforge_core::Error = StableBloomFilter::new(1000, 9, 0.01).unwrap_err().into();
     assert!(matches!(e, E::Filter(_)));
 }
+
+/// The pipelined batch gives the answers and the filter of one-by-one calls.
+#[test]
+fn batch_check_and_insert_equals_one_by_one() {
+    let mk = || {
+        StableBloomFilter::builder()
+            .cells(5000)
+            .cell_bits(2)
+            .false_pos(0.02)
+            .rng_seed(3)
+            .build()
+            .unwrap()
+    };
+    let (mut a, mut b, mut c) = (mk(), mk(), mk());
+    for round in 0..20u64 {
+        let keys: Vec<u64> = (0..777).map(|i| (i * 7 + round * 300) % 4000).collect();
+        let mut out = vec![false; keys.len()];
+        a.check_and_insert_batch(&keys, &mut out).unwrap();
+        let want: Vec<bool> = keys.iter().map(|k| b.check_and_insert(k)).collect();
+        assert_eq!(out, want);
+        c.insert_batch(&keys);
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+    }
+    let mut out = vec![false; 2];
+    let before = a.clone();
+    assert!(a.check_and_insert_batch(&[1u64], &mut out).is_err());
+    assert_eq!(a, before);
+}
