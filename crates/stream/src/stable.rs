@@ -112,7 +112,7 @@ pub fn stable_point(cells: u64, k: u32, decrements: u64, max: u32) -> f64 {
 /// `false_pos` (the paper's formula solved for `P`, rounded up so the rate is at most
 /// `false_pos`): with `z = 1 - false_pos^(1/k)` the zero fraction needed,
 /// `P = 1 / ((z^(-1/Max) - 1) (1/k - 1/m))`. `None` unless `0 < false_pos < 1` and
-/// `k < cells`.
+/// `k < cells`, or when no `P` below 2^52 reaches the target.
 ///
 /// ```
 /// use bloomforge_stream::{decrements_for, stable_false_pos};
@@ -127,18 +127,24 @@ pub fn decrements_for(cells: u64, k: u32, max: u32, false_pos: f64) -> Option<u6
     let z = 1.0 - false_pos.powf(1.0 / f64::from(k));
     let denom = (z.powf(-1.0 / f64::from(max)) - 1.0) * (1.0 / f64::from(k) - 1.0 / cells as f64);
     let p = (1.0 / denom).ceil();
-    if !p.is_finite() || p < 1.0 {
-        return Some(1);
+    // No finite P reaches the target (it is below what f64 resolves), or one beyond any
+    // filter's size.
+    if p.is_nan() || p >= (1u64 << 52) as f64 {
+        return None;
     }
-    // Rounding: step down while one fewer still meets the target.
-    let mut p = p as u64;
-    while p > 1 && stable_false_pos(cells, k, p - 1, max) <= false_pos {
-        p -= 1;
+    // Rounding: the solution is exact up to floating-point error; step by one to the
+    // smallest P that meets the target (a few steps at most).
+    let mut p = (p as u64).max(1);
+    for _ in 0..64 {
+        if p > 1 && stable_false_pos(cells, k, p - 1, max) <= false_pos {
+            p -= 1;
+        } else if stable_false_pos(cells, k, p, max) > false_pos {
+            p += 1;
+        } else {
+            break;
+        }
     }
-    while stable_false_pos(cells, k, p, max) > false_pos {
-        p += 1;
-    }
-    Some(p)
+    (stable_false_pos(cells, k, p, max) <= false_pos).then_some(p)
 }
 
 /// The false-positive rate at the stable point: `(1 - stable_point)^k`.

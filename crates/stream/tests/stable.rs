@@ -296,3 +296,29 @@ fn batch_check_and_insert_equals_one_by_one() {
     assert!(a.check_and_insert_batch(&[1u64], &mut out).is_err());
     assert_eq!(a, before);
 }
+
+/// Targets no finite P reaches are refused, not silently missed.
+#[test]
+fn unreachable_targets_are_refused() {
+    assert_eq!(
+        bloomforge_stream::decrements_for(1 << 20, 1, 1, 1e-300),
+        None
+    );
+    assert!(StableBloomFilter::builder()
+        .cells(1 << 20)
+        .cell_bits(1)
+        .hashes(1)
+        .false_pos(1e-300)
+        .build()
+        .is_err());
+    for (m, k, d, p) in [
+        (1u64 << 20, 7u32, 3u32, 0.01),
+        (1000, 2, 1, 0.3),
+        (1 << 30, 20, 8, 1e-6),
+    ] {
+        let max = (1 << d) - 1;
+        let dec = bloomforge_stream::decrements_for(m, k, max, p).unwrap();
+        assert!(stable_false_pos(m, k, dec, max) <= p);
+        assert!(dec == 1 || stable_false_pos(m, k, dec - 1, max) > p);
+    }
+}
