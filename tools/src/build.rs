@@ -13,7 +13,7 @@
 
 use crate::cleanup::TempDir;
 use crate::error::{CliError, Result};
-use crate::filter::{AnyFilter, DLeftShape, Kind, Sizing};
+use crate::filter::{AnyFilter, DLeftShape, Kind, Sizing, SCALABLE_INITIAL};
 use crate::hll::Hll;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
 use crate::output::write_filter;
@@ -166,6 +166,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut spool_dir = None;
     let (items, estimated) = match args.expected {
         Some(n) => (n, None),
+        // A scalable filter grows: one pass, no count of the keys first.
+        None if args.kind == Kind::Scalable => (SCALABLE_INITIAL, None),
         None => {
             let d = estimate_distinct(
                 &mut sources,
@@ -195,7 +197,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let fp = filter.expected_false_pos();
     // The fill-based estimate is within a few percent at the design load: 10 % over is
     // an overfilled filter, not noise.
-    if args.expected.is_some() && distinct > items as f64 * 1.1 {
+    if args.expected.is_some() && args.kind != Kind::Scalable && distinct > items as f64 * 1.1 {
         if fp >= 0.5 {
             return Err(CliError::Msg(format!(
                 "--expected {items} is far too small: the filter holds about {distinct:.0} \

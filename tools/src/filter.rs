@@ -10,6 +10,7 @@ use bloomforge_core::{
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
+use bloomforge_stream::{ScalableBloomFilter, StreamError};
 use rayon::prelude::*;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -33,7 +34,13 @@ pub(crate) enum Kind {
     CountingStandard,
     /// d-left counting filter (remove, query --count; about half a counting filter's size).
     Dleft,
+    /// Scalable Bloom filter: grows as keys arrive, FP stays below --fp (one pass over
+    /// the input; --expected is its initial capacity, default 65536).
+    Scalable,
 }
+
+/// Initial capacity of a scalable filter built without `--expected`.
+pub(crate) const SCALABLE_INITIAL: u64 = 1 << 16;
 
 /// How the filter is sized: a target FP, or a number of bits per key (plain kinds).
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +63,8 @@ pub(crate) enum AnyFilter {
     Counting(CountingBloomFilter),
     /// Boxed: the d-left filter value is several hundred bytes inline.
     DLeft(Box<DLeftCountingBloomFilter>),
+    /// `scalable`.
+    Scalable(ScalableBloomFilter),
 }
 
 /// The best number of probes for a blocked filter at `bits_per_key` (core's theory).
@@ -132,6 +141,14 @@ impl AnyFilter {
                 }
                 AnyFilter::DLeft(Box::new(b.expected_items(items).map_err(|x| e(&x))?))
             }
+            (Kind::Scalable, Sizing::FalsePos(p)) => AnyFilter::Scalable(
+                ScalableBloomFilter::builder()
+                    .expected_items(items)
+                    .false_pos(p)
+                    .seed(seed)
+                    .build()
+                    .map_err(|x| e(&x))?,
+            ),
             (kind, Sizing::BitsPerKey(b)) => {
                 if !(b.is_finite() && b > 0.0 && b <= 1e6) {
                     return Err("--bits-per-key must be a number above 0".into());
@@ -162,7 +179,7 @@ impl AnyFilter {
                     _ => {
                         return Err(
                             "--bits-per-key sizes the plain kinds (blocked, split, standard); \
-                             size counting and d-left filters with --fp"
+                             size counting, d-left and scalable filters with --fp"
                                 .into(),
                         )
                     }
@@ -193,6 +210,9 @@ impl AnyFilter {
             FilterKind::DLeft => AnyFilter::DLeft(Box::new(
                 DLeftCountingBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
             )),
+            FilterKind::Scalable => AnyFilter::Scalable(
+                ScalableBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+            ),
             other => {
                 return Err(CliError::at(
                     &name,
@@ -211,6 +231,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.hasher().hash_one(key),
             AnyFilter::Counting(f) => f.hasher().hash_one(key),
             AnyFilter::DLeft(f) => f.hash_key(key),
+            AnyFilter::Scalable(f) => f.hasher().hash_one(key),
         }
     }
 
@@ -223,6 +244,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.contains_hash(hash),
             AnyFilter::Counting(f) => f.contains_hash(hash),
             AnyFilter::DLeft(f) => f.contains_hash(hash),
+            AnyFilter::Scalable(f) => f.contains_hash(hash),
         }
     }
 
@@ -295,6 +317,14 @@ impl AnyFilter {
                     f.insert_hash(h).map_err(|e| (i, e.to_string()))?;
                 }
             }
+            // Pipelined over the slices the block cannot change; the error names the key.
+            AnyFilter::Scalable(f) => match f.insert_hash_batch(hashes) {
+                Ok(_) => {}
+                Err(StreamError::BatchStopped { index, source }) => {
+                    return Err((index, source.to_string()))
+                }
+                Err(e) => return Err((0, e.to_string())),
+            },
         }
         Ok(())
     }
@@ -333,6 +363,7 @@ impl AnyFilter {
             AnyFilter::Split(f) => f.contains_hash_batch(hashes, out).is_ok(),
             AnyFilter::Standard(f) => f.contains_hash_batch(hashes, out).is_ok(),
             AnyFilter::Counting(f) => f.contains_hash_batch(hashes, out).is_ok(),
+            AnyFilter::Scalable(f) => f.contains_hash_batch(hashes, out).is_ok(),
             AnyFilter::DLeft(f) => {
                 for (o, &h) in out.iter_mut().zip(hashes) {
                     *o = f.contains_hash(h);
@@ -351,6 +382,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.estimated_len(),
             AnyFilter::Counting(f) => f.estimated_len(),
             AnyFilter::DLeft(f) => f.len() as f64,
+            AnyFilter::Scalable(f) => f.len() as f64,
         }
     }
 
@@ -389,6 +421,7 @@ impl AnyFilter {
                 CounterLayout::Standard => "counting-standard",
             },
             AnyFilter::DLeft(_) => "dleft",
+            AnyFilter::Scalable(_) => "scalable",
         }
     }
 
@@ -436,6 +469,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.write_to(writer).map_err(|e| e.to_string()),
             AnyFilter::Counting(f) => f.write_to(writer).map_err(|e| e.to_string()),
             AnyFilter::DLeft(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Scalable(f) => f.write_to(writer).map_err(|e| e.to_string()),
         }
     }
 
@@ -448,6 +482,9 @@ impl AnyFilter {
             (AnyFilter::Split(a), AnyFilter::Split(b)) => a.union(b),
             (AnyFilter::Standard(a), AnyFilter::Standard(b)) => a.union(b),
             (AnyFilter::Counting(a), AnyFilter::Counting(b)) if a.layout() == b.layout() => {
+                return a.union(b).map_err(|e| e.to_string())
+            }
+            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => {
                 return a.union(b).map_err(|e| e.to_string())
             }
             (a, b) => {
@@ -468,6 +505,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.num_bits(),
             AnyFilter::Counting(f) => f.memory_bits(),
             AnyFilter::DLeft(f) => f.memory_bits(),
+            AnyFilter::Scalable(f) => f.memory_bytes() * 8,
         }
     }
 
@@ -478,6 +516,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.expected_false_pos(),
             AnyFilter::Counting(f) => f.expected_false_pos(),
             AnyFilter::DLeft(f) => f.expected_false_pos(),
+            AnyFilter::Scalable(f) => f.false_pos_now(),
         }
     }
 
@@ -497,6 +536,11 @@ impl AnyFilter {
                 f.cells_per_bucket(),
                 f.remainder_bits(),
                 f.counter_bits()
+            ),
+            AnyFilter::Scalable(f) => format!(
+                "{} slices, capacity {} before the next",
+                f.num_slices(),
+                f.capacity()
             ),
         }
     }
@@ -578,6 +622,22 @@ impl AnyFilter {
                     ),
                     // Buckets holding 0, 1, ..., w occupied cells.
                     ("load_histogram", histogram.join(",")),
+                ]
+            }
+            AnyFilter::Scalable(f) => {
+                let bits = f.memory_bytes() * 8;
+                vec![
+                    ("slices", f.num_slices().to_string()),
+                    ("bits", bits.to_string()),
+                    ("bytes", (bits / 8).to_string()),
+                    ("len", f.len().to_string()),
+                    ("capacity", f.capacity().to_string()),
+                    (
+                        "bits_per_key",
+                        format!("{:.3}", bits as f64 / f.len().max(1) as f64),
+                    ),
+                    ("target_false_pos", format!("{:.6e}", f.target_false_pos())),
+                    ("expected_false_pos", format!("{:.6e}", f.false_pos_now())),
                 ]
             }
         });

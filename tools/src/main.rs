@@ -3,7 +3,7 @@
 //! budget (`common`, approximate or `--exact`).
 //!
 //! ```text
-//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]
+//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]   (K: blocked, split, standard, counting, counting-standard, dleft, scalable)
 //! bloomforge query F.bloom [KEYS]... [--absent] [--count]
 //! bloomforge remove F.bloom [KEYS]... [-o OUT.bloom]          (counting, counting-standard, dleft)
 //! bloomforge export F.bloom -o PLAIN.bloom                    (counting kinds)
@@ -12,6 +12,7 @@
 //! bloomforge common A.txt B.txt [C.txt...] [--exact] [--memory 4G] [--temp-dir DIR] [-o OUT]
 //! bloomforge ints contains|unique|distinct FILE... [--format text|u32le|u64le] [--memory 1G]
 //! bloomforge diff A.txt B.txt --expected-diff D                (<\tonly in A, >\tonly in B)
+//! bloomforge dedup [KEYS]... [--memory 64M] [--fp 0.01]        (first occurrences, stable filter)
 //! ```
 //! KEYS are files, `-` or nothing for stdin; keys are lines as raw bytes (policy in
 //! [`input`]). Every command streams its input in bounded blocks; `-q` silences progress
@@ -37,6 +38,7 @@
 mod build;
 mod cleanup;
 mod common;
+mod dedup;
 mod diff;
 mod error;
 mod export;
@@ -106,6 +108,8 @@ enum Command {
     },
     /// Print the lines only in A or only in B (invertible Bloom lookup tables; --expected-diff).
     Diff(diff::Args),
+    /// Print each line the first time it is seen, within --memory (a stable Bloom filter).
+    Dedup(dedup::Args),
     /// Generate a file of URLs for benchmarks (see the README).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
@@ -130,6 +134,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Common(a) => common::run(a),
         Command::Ints { command } => ints::run(command),
         Command::Diff(a) => diff::run(a),
+        Command::Dedup(a) => dedup::run(a),
         Command::GenUrls(a) => gen_urls::run(a),
     }
 }

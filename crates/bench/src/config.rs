@@ -239,8 +239,8 @@ OPTIONS
 
 Filters: blocked, blocked-atomic, split-block, split-block-atomic, standard,
 standard-atomic, fastbloom, fastbloom-atomic, bloomfilter, sbbf-rs-safe,
-parquet-sbbf, xorf-bfuse8, hashset, cuckoo, cuckoofilter, scalable-cuckoo (and
-counting / d-left where built).
+parquet-sbbf, xorf-bfuse8, hashset, cuckoo, cuckoofilter, scalable-cuckoo,
+scalable, growable-bloom (and counting / d-left where built).
 ";
 
 fn parse_u64(flag: &str, v: &str) -> Result<u64, BenchError> {

@@ -1,0 +1,814 @@
+//! The scalable Bloom filter (Almeida, Baquero, Preguiça, Hutchison 2007): a stack of
+//! core [`BlockedBloomFilter`] slices that grows as keys arrive, with a compound
+//! false-positive rate that stays below the target however many slices are added.
+
+use crate::error::{corrupt, Result, StreamError};
+use crate::io::{le_f64, le_u32, le_u64, SinkWriter};
+use bloomforge_core::format::{self, FilterKind, PersistentHasher, HEADER_LEN};
+use bloomforge_core::hash::hasher_fingerprint;
+use bloomforge_core::{BlockedBloomFilter, DefaultHasher};
+use core::hash::{BuildHasher, Hash};
+
+/// Default growth factor `s`: each slice holds twice the keys of the one before.
+pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
+/// Default tightening ratio `r`: each slice's false-positive rate is 0.85 of the one
+/// before.
+pub const DEFAULT_TIGHTENING_RATIO: f64 = 0.85;
+/// Default limit on the number of slices (at growth 2, `2^32 - 1` times the initial
+/// capacity).
+pub const DEFAULT_MAX_SLICES: u32 = 32;
+/// The largest slice limit accepted.
+pub const MAX_SLICES_LIMIT: u32 = 64;
+/// Initial capacity of a filter made by [`FromIterator`].
+pub const DEFAULT_INITIAL_CAPACITY: u64 = 1024;
+
+/// Size of the parameter block that starts the serialized payload.
+const PARAMS_LEN: usize = 40;
+
+/// The parameters that define a stack: two stacks with equal parameters (and hashers)
+/// have slices of equal shapes and can be united.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Params {
+    initial_capacity: u64,
+    false_pos: f64,
+    growth: f64,
+    tightening: f64,
+    max_slices: u32,
+}
+
+impl Params {
+    fn validate(&self) -> Result<()> {
+        if !(self.false_pos > 0.0 && self.false_pos < 1.0) {
+            return Err(bloomforge_core::Error::InvalidFalsePositiveRate(self.false_pos).into());
+        }
+        if self.initial_capacity == 0 {
+            return Err(bloomforge_core::Error::ZeroItems.into());
+        }
+        if !(1.0..=16.0).contains(&self.growth) {
+            return Err(StreamError::InvalidParameter {
+                name: "growth_factor",
+                value: self.growth,
+                reason: "must be in [1, 16]",
+            });
+        }
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return Err(StreamError::InvalidParameter {
+                name: "tightening_ratio",
+                value: self.tightening,
+                reason: "must be in (0, 1)",
+            });
+        }
+        if !(1..=MAX_SLICES_LIMIT).contains(&self.max_slices) {
+            return Err(StreamError::InvalidParameter {
+                name: "max_slices",
+                value: f64::from(self.max_slices),
+                reason: "must be in 1..=64",
+            });
+        }
+        Ok(())
+    }
+
+    /// Capacity of slice `i`: `ceil(n0 s^i)`.
+    fn slice_capacity(&self, i: u32) -> Result<u64> {
+        let c = (self.initial_capacity as f64 * self.growth.powi(i as i32)).ceil();
+        if c.is_nan() || c >= (1u64 << 62) as f64 {
+            return Err(bloomforge_core::Error::TooLarge {
+                requested: u64::MAX,
+                max: 1 << 62,
+            }
+            .into());
+        }
+        Ok(c as u64)
+    }
+
+    /// False-positive rate of slice `i`: `P (1 - r) r^i`.
+    fn slice_false_pos(&self, i: u32) -> f64 {
+        self.false_pos * (1.0 - self.tightening) * self.tightening.powi(i as i32)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Slice<S> {
+    filter: BlockedBloomFilter<S>,
+    capacity: u64,
+    len: u64,
+}
+
+/// A Bloom filter for a set whose size is not known in advance: a stack of core
+/// [`BlockedBloomFilter`] slices. Slice `i` is sized for `n0 s^i` keys at false-positive
+/// rate `P0 r^i` with `P0 = P (1 - r)`, so the compound rate
+/// `1 - Π (1 - P0 r^i) <= Σ P0 r^i < P` however many slices are added. A key is inserted
+/// into the newest slice, which grows the stack by one slice once it holds its capacity;
+/// a query checks the newest (largest) slice first.
+///
+/// ```
+/// use bloomforge_stream::ScalableBloomFilter;
+///
+/// let mut f = ScalableBloomFilter::new(1000, 0.01)?;
+/// for i in 0..100_000u64 {
+///     f.insert(&i)?;
+/// }
+/// assert!((0..100_000u64).all(|i| f.contains(&i)));
+/// assert!(f.num_slices() > 1);
+/// assert!(f.false_pos_now() < 0.01);
+/// # Ok::<(), bloomforge_stream::StreamError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScalableBloomFilter<S = DefaultHasher> {
+    slices: Vec<Slice<S>>,
+    params: Params,
+    hasher: S,
+    len: u64,
+}
+
+/// Builder of a [`ScalableBloomFilter`]:
+/// `ScalableBloomFilter::builder().expected_items(n0).false_pos(p).growth_factor(2.0)
+/// .tightening_ratio(0.85).max_slices(32).seed(s).build()?`.
+#[must_use = "a builder does nothing until finished with .build()"]
+#[derive(Clone, Debug)]
+pub struct ScalableBloomFilterBuilder<S = DefaultHasher> {
+    items: Option<u64>,
+    params: Params,
+    hasher: S,
+}
+
+impl Default for ScalableBloomFilterBuilder {
+    fn default() -> Self {
+        Self {
+            items: None,
+            params: Params {
+                initial_capacity: 0,
+                false_pos: bloomforge_core::builder::DEFAULT_FALSE_POS,
+                growth: DEFAULT_GROWTH_FACTOR,
+                tightening: DEFAULT_TIGHTENING_RATIO,
+                max_slices: DEFAULT_MAX_SLICES,
+            },
+            hasher: DefaultHasher::default(),
+        }
+    }
+}
+
+impl ScalableBloomFilterBuilder {
+    /// Seeds the default hasher. Filters must share a seed to be united.
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<S: BuildHasher + Clone> ScalableBloomFilterBuilder<S> {
+    /// The initial capacity `n0`: keys the first slice holds (required).
+    pub fn expected_items(self, items: u64) -> Self {
+        Self {
+            items: Some(items),
+            ..self
+        }
+    }
+
+    /// The target compound false-positive rate `P`, in (0, 1) (default 0.01).
+    pub fn false_pos(mut self, fp: f64) -> Self {
+        self.params.false_pos = fp;
+        self
+    }
+
+    /// The growth factor `s` in [1, 16] (default 2): slice `i` holds `n0 s^i` keys.
+    pub fn growth_factor(mut self, s: f64) -> Self {
+        self.params.growth = s;
+        self
+    }
+
+    /// The tightening ratio `r` in (0, 1) (default 0.85): slice `i` is built for rate
+    /// `P (1 - r) r^i`.
+    pub fn tightening_ratio(mut self, r: f64) -> Self {
+        self.params.tightening = r;
+        self
+    }
+
+    /// The most slices the stack may have, in 1..=64 (default 32); an insert that needs
+    /// one more fails with [`StreamError::TooManySlices`].
+    pub fn max_slices(mut self, n: u32) -> Self {
+        self.params.max_slices = n;
+        self
+    }
+
+    /// Uses `hasher` instead of the default (e.g. a keyed hasher for untrusted keys).
+    pub fn hasher<S2: BuildHasher + Clone>(self, hasher: S2) -> ScalableBloomFilterBuilder<S2> {
+        ScalableBloomFilterBuilder {
+            items: self.items,
+            params: self.params,
+            hasher,
+        }
+    }
+
+    /// Builds the filter with its first slice.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroItems`] without `expected_items` (or 0),
+    /// [`bloomforge_core::Error::InvalidFalsePositiveRate`] unless `0 < false_pos < 1`,
+    /// [`StreamError::InvalidParameter`] for the growth, tightening or slice limit, and
+    /// the first slice's sizing errors, all wrapped in [`StreamError::Core`] where core's.
+    pub fn build(self) -> Result<ScalableBloomFilter<S>> {
+        let mut params = self.params;
+        params.initial_capacity = self.items.unwrap_or(0);
+        params.validate()?;
+        let mut f = ScalableBloomFilter {
+            slices: Vec::new(),
+            params,
+            hasher: self.hasher,
+            len: 0,
+        };
+        f.push_slice()?;
+        Ok(f)
+    }
+}
+
+impl ScalableBloomFilter {
+    /// A filter whose first slice holds `initial_capacity` keys, with compound
+    /// false-positive rate at most `false_pos`, growth 2, tightening 0.85, at most 32
+    /// slices and the default hasher: the same as
+    /// `Self::builder().expected_items(initial_capacity).false_pos(false_pos).build()`.
+    ///
+    /// # Errors
+    /// As [`ScalableBloomFilterBuilder::build`].
+    pub fn new(initial_capacity: u64, false_pos: f64) -> Result<Self> {
+        Self::builder()
+            .expected_items(initial_capacity)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// The builder (growth factor, tightening ratio, slice limit, hasher).
+    pub fn builder() -> ScalableBloomFilterBuilder {
+        ScalableBloomFilterBuilder::default()
+    }
+
+    /// Reads a stack serialized with an unkeyed hasher (its seed is restored).
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::Corrupt`] (in [`StreamError::Core`]) for truncated,
+    /// corrupted or hostile bytes, [`bloomforge_core::Error::HasherMismatch`] for a keyed
+    /// filter (use [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized stack from `reader`.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
+}
+
+impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
+    fn push_slice(&mut self) -> Result<()> {
+        let i = self.slices.len() as u32;
+        if i >= self.params.max_slices {
+            return Err(StreamError::TooManySlices {
+                max_slices: self.params.max_slices,
+                len: self.len,
+                capacity: self.capacity(),
+            });
+        }
+        let capacity = self.params.slice_capacity(i)?;
+        let filter = BlockedBloomFilter::with_false_pos(self.params.slice_false_pos(i))
+            .hasher(self.hasher.clone())
+            .expected_items(capacity)?;
+        self.slices.push(Slice {
+            filter,
+            capacity,
+            len: 0,
+        });
+        Ok(())
+    }
+
+    /// Inserts `key`. `Ok(true)` if it may already have been present (then nothing
+    /// changes: it is not counted twice), `Ok(false)` if it was certainly new.
+    ///
+    /// # Errors
+    /// [`StreamError::TooManySlices`] when the newest slice is full and the stack is at its
+    /// slice limit; a core error if the next slice cannot be allocated. The filter is
+    /// unchanged then.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`insert`](Self::insert) by a precomputed 64-bit hash (of this filter's hasher).
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn insert_hash(&mut self, hash: u64) -> Result<bool> {
+        if self.contains_hash(hash) {
+            return Ok(true);
+        }
+        self.insert_new(hash)?;
+        Ok(false)
+    }
+
+    /// Inserts a hash no slice holds into the newest slice, adding a slice first if the
+    /// newest is full.
+    fn insert_new(&mut self, hash: u64) -> Result<()> {
+        // `slices` is never empty: the builder and the decoder create the first slice.
+        let full = self.slices.last().is_none_or(|s| s.len >= s.capacity);
+        if full {
+            self.push_slice()?;
+        }
+        if let Some(newest) = self.slices.last_mut() {
+            newest.filter.insert_hash(hash);
+            newest.len += 1;
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Inserts every key of `keys` in order; returns how many were certainly new. The
+    /// same as inserting them one by one, faster: the slices the batch cannot change
+    /// (all but the newest) are queried for every key first with core's pipelined batch
+    /// probe (hashing and prefetching ahead), so their cache misses overlap; then each
+    /// key they do not hold is checked against the newest slices and inserted, in order.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert). A Bloom filter cannot delete, so here (unlike the
+    /// single insert) the keys before the one that failed stay inserted; the error says
+    /// which one ([`StreamError::BatchStopped`]).
+    pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) -> Result<u64> {
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hasher.hash_one(k)).collect();
+        self.insert_hash_batch(&hashes)
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) -> Result<u64> {
+        // Slices `..fixed` stay as they are during the batch: one pipelined query each.
+        let fixed = self.slices.len().saturating_sub(1);
+        let mut in_fixed = vec![false; hashes.len()];
+        let mut hit = vec![false; hashes.len()];
+        for slice in &self.slices[..fixed] {
+            slice.filter.contains_hash_batch(hashes, &mut hit)?;
+            for (a, &b) in in_fixed.iter_mut().zip(&hit) {
+                *a |= b;
+            }
+        }
+        let mut new = 0;
+        for (index, &h) in hashes.iter().enumerate() {
+            if in_fixed[index]
+                || self.slices[fixed..]
+                    .iter()
+                    .any(|s| s.filter.contains_hash(h))
+            {
+                continue;
+            }
+            match self.insert_new(h) {
+                Ok(()) => new += 1,
+                Err(e) => {
+                    return Err(StreamError::BatchStopped {
+                        index,
+                        source: Box::new(e),
+                    })
+                }
+            }
+        }
+        Ok(new)
+    }
+
+    /// Inserts every key; stops at the first that fails (the keys before it stay
+    /// inserted).
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
+        for key in iter {
+            self.insert(&key)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `key` may be in the filter (`false`: certainly not). Checks the newest
+    /// slice first: it is the largest and holds most keys.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed 64-bit hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.slices
+            .iter()
+            .rev()
+            .any(|s| s.filter.contains_hash(hash))
+    }
+
+    /// Queries every key of `keys` into `out[i]`: hashes once, then each slice (newest
+    /// first) answers the keys still undecided with core's pipelined batch probe.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (and `out` untouched) unless
+    /// `keys.len() == out.len()`.
+    pub fn contains_batch<T: Hash>(&self, keys: &[T], out: &mut [bool]) -> Result<()> {
+        if keys.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: keys.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hasher.hash_one(k)).collect();
+        self.contains_hash_batch(&hashes, out)
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (and `out` untouched) unless
+    /// `hashes.len() == out.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: hashes.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let mut pending = hashes.to_vec();
+        let mut index: Vec<u32> = (0..hashes.len() as u32).collect();
+        out.fill(false);
+        let mut hit = vec![false; pending.len()];
+        for slice in self.slices.iter().rev() {
+            if pending.is_empty() {
+                break;
+            }
+            hit.truncate(pending.len());
+            slice.filter.contains_hash_batch(&pending, &mut hit)?;
+            let mut keep = 0;
+            for j in 0..pending.len() {
+                if hit[j] {
+                    out[index[j] as usize] = true;
+                } else {
+                    pending[keep] = pending[j];
+                    index[keep] = index[j];
+                    keep += 1;
+                }
+            }
+            pending.truncate(keep);
+            index.truncate(keep);
+        }
+        Ok(())
+    }
+
+    /// Keys inserted: every insert that was not reported "may be present" (a key that
+    /// was a false positive when inserted is not counted). After a
+    /// [`union`](Self::union), the sum of both sides (an upper bound: keys in both count
+    /// twice).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no key was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Keys the present slices hold at their design rates (`Σ n0 s^i`); the next insert
+    /// past it adds a slice.
+    pub fn capacity(&self) -> u64 {
+        self.slices.iter().map(|s| s.capacity).sum()
+    }
+
+    /// The compound false-positive rate for the current contents: `1 - Π (1 - f_i)`,
+    /// with `f_i` each slice's rate from its actual fill
+    /// ([`BlockedBloomFilter::expected_false_pos`]). Costs one pass over the slices.
+    pub fn false_pos_now(&self) -> f64 {
+        1.0 - self
+            .slices
+            .iter()
+            .map(|s| 1.0 - s.filter.expected_false_pos())
+            .product::<f64>()
+    }
+
+    /// The same as [`false_pos_now`](Self::false_pos_now) (the name every filter of the
+    /// workspace offers).
+    pub fn expected_false_pos(&self) -> f64 {
+        self.false_pos_now()
+    }
+
+    /// The target compound false-positive rate `P`.
+    pub fn target_false_pos(&self) -> f64 {
+        self.params.false_pos
+    }
+
+    /// Number of slices.
+    pub fn num_slices(&self) -> usize {
+        self.slices.len()
+    }
+
+    /// The slices, oldest first.
+    pub fn slices(&self) -> impl ExactSizeIterator<Item = &BlockedBloomFilter<S>> + '_ {
+        self.slices.iter().map(|s| &s.filter)
+    }
+
+    /// The slices, oldest first, each with the keys inserted into it and the keys it is
+    /// sized for (its capacity).
+    pub fn slices_with_len(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&BlockedBloomFilter<S>, u64, u64)> + '_ {
+        self.slices.iter().map(|s| (&s.filter, s.len, s.capacity))
+    }
+
+    /// Bytes the slices' bit arrays occupy.
+    pub fn memory_bytes(&self) -> u64 {
+        self.slices.iter().map(|s| s.filter.num_bits() / 8).sum()
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Removes every key and every slice but the first (cleared).
+    pub fn clear(&mut self) {
+        self.slices.truncate(1);
+        for s in &mut self.slices {
+            s.filter.clear();
+            s.len = 0;
+        }
+        self.len = 0;
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        let (a, b) = (&self.params, &other.params);
+        let diff = |parameter: &'static str, l: String, r: String| {
+            Err(StreamError::Incompatible {
+                parameter,
+                left: l,
+                right: r,
+            })
+        };
+        if a.initial_capacity != b.initial_capacity {
+            return diff(
+                "initial capacity",
+                a.initial_capacity.to_string(),
+                b.initial_capacity.to_string(),
+            );
+        }
+        if a.false_pos != b.false_pos {
+            return diff(
+                "false_pos",
+                a.false_pos.to_string(),
+                b.false_pos.to_string(),
+            );
+        }
+        if a.growth != b.growth {
+            return diff("growth factor", a.growth.to_string(), b.growth.to_string());
+        }
+        if a.tightening != b.tightening {
+            return diff(
+                "tightening ratio",
+                a.tightening.to_string(),
+                b.tightening.to_string(),
+            );
+        }
+        if a.max_slices != b.max_slices {
+            return diff(
+                "max_slices",
+                a.max_slices.to_string(),
+                b.max_slices.to_string(),
+            );
+        }
+        let (l, r) = (
+            hasher_fingerprint(&self.hasher),
+            hasher_fingerprint(&other.hasher),
+        );
+        if l != r {
+            return diff("hasher", format!("{l:#018x}"), format!("{r:#018x}"));
+        }
+        Ok(())
+    }
+
+    /// Adds every key of `other`: slice `i` of `self` becomes the bitwise OR of both
+    /// slices `i`, and the slices only `other` has are appended. Both stacks must have
+    /// been built with the same parameters and hasher (their slices `i` then have the
+    /// same shape).
+    ///
+    /// A united slice may hold more keys than its capacity (up to both sides' keys), so
+    /// its rate can exceed its design point: [`false_pos_now`](Self::false_pos_now)
+    /// reports the actual compound rate; new keys go to a fresh slice.
+    ///
+    /// # Errors
+    /// [`StreamError::Incompatible`] naming the parameter that differs (and `self`
+    /// unchanged).
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        // Equal parameters give equal slice shapes: check them all before changing any.
+        for (a, b) in self.slices.iter().zip(&other.slices) {
+            if a.filter.shape() != b.filter.shape() {
+                return Err(bloomforge_core::Error::IncompatibleFilters {
+                    left: a.filter.shape(),
+                    right: b.filter.shape(),
+                }
+                .into());
+            }
+        }
+        for (a, b) in self.slices.iter_mut().zip(&other.slices) {
+            a.filter.union(&b.filter)?;
+            a.len += b.len;
+        }
+        let have = self.slices.len();
+        self.slices.extend(other.slices.iter().skip(have).cloned());
+        self.len += other.len;
+        Ok(())
+    }
+}
+
+impl<S: PersistentHasher + Clone> ScalableBloomFilter<S> {
+    /// Serializes the whole stack in the format of [`bloomforge_core::format`] (kind
+    /// [`FilterKind::Scalable`]): the header, then a parameter block (initial capacity,
+    /// `P`, `s`, `r`, slice limit, slice count) and each slice as its count of keys, its
+    /// length and its own serialized core filter.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.payload_len() as usize);
+        // Writing into a `Vec` cannot fail.
+        let _ = self.write_to(&mut out);
+        out
+    }
+
+    fn payload_len(&self) -> u64 {
+        PARAMS_LEN as u64
+            + self
+                .slices
+                .iter()
+                .map(|s| 16 + HEADER_LEN as u64 + s.filter.num_bits() / 8)
+                .sum::<u64>()
+    }
+
+    /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed (no copy
+    /// of the slices is made).
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::Io`] if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let p = &self.params;
+        let mut head = Vec::with_capacity(PARAMS_LEN);
+        head.extend_from_slice(&p.initial_capacity.to_le_bytes());
+        head.extend_from_slice(&p.false_pos.to_bits().to_le_bytes());
+        head.extend_from_slice(&p.growth.to_bits().to_le_bytes());
+        head.extend_from_slice(&p.tightening.to_bits().to_le_bytes());
+        head.extend_from_slice(&p.max_slices.to_le_bytes());
+        head.extend_from_slice(&(self.slices.len() as u32).to_le_bytes());
+        let bits = self.slices.iter().map(|s| s.filter.num_bits()).sum();
+        format::encode_to(
+            writer,
+            FilterKind::Scalable,
+            &self.hasher,
+            self.slices.len() as u32,
+            bits,
+            self.len,
+            self.payload_len(),
+            |sink| {
+                sink(&head);
+                for s in &self.slices {
+                    sink(&s.len.to_le_bytes());
+                    sink(&(HEADER_LEN as u64 + s.filter.num_bits() / 8).to_le_bytes());
+                    // A sink cannot fail; the slice streams itself through it.
+                    let _ = s.filter.write_to(SinkWriter(&mut *sink));
+                }
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Reads a stack with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](ScalableBloomFilter::from_bytes).
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+        let (header, payload, hasher) = format::decode(bytes, FilterKind::Scalable, hasher)?;
+        if payload.len() < PARAMS_LEN {
+            return Err(corrupt(
+                "scalable filter: payload shorter than its parameters",
+            ));
+        }
+        let params = Params {
+            initial_capacity: le_u64(payload, 0),
+            false_pos: le_f64(payload, 8),
+            growth: le_f64(payload, 16),
+            tightening: le_f64(payload, 24),
+            max_slices: le_u32(payload, 32),
+        };
+        params
+            .validate()
+            .map_err(|_| corrupt("scalable filter: parameters out of range"))?;
+        let count = le_u32(payload, 36);
+        if count == 0 || count > params.max_slices || count != header.num_hashes {
+            return Err(corrupt("scalable filter: slice count out of range"));
+        }
+        let mut slices = Vec::with_capacity(count as usize);
+        let mut at = PARAMS_LEN;
+        let mut len = 0u64;
+        for i in 0..count {
+            if payload.len() - at < 16 {
+                return Err(corrupt("scalable filter: truncated slice"));
+            }
+            let slice_len = le_u64(payload, at);
+            let n = le_u64(payload, at + 8);
+            at += 16;
+            if n > (payload.len() - at) as u64 {
+                return Err(corrupt("scalable filter: slice longer than the payload"));
+            }
+            let filter = BlockedBloomFilter::from_bytes_with_hasher(
+                &payload[at..at + n as usize],
+                hasher.clone(),
+            )?;
+            at += n as usize;
+            len = len
+                .checked_add(slice_len)
+                .ok_or_else(|| corrupt("scalable filter: key count overflows"))?;
+            slices.push(Slice {
+                filter,
+                capacity: params
+                    .slice_capacity(i)
+                    .map_err(|_| corrupt("scalable filter: slice capacity overflows"))?,
+                len: slice_len,
+            });
+        }
+        if at != payload.len() || len != header.items {
+            return Err(corrupt(
+                "scalable filter: slices do not add up to the payload",
+            ));
+        }
+        Ok(Self {
+            slices,
+            params,
+            hasher,
+            len,
+        })
+    }
+}
+
+/// Equal when the parameters, hashers, counts and every slice's bits are equal.
+impl<S: BuildHasher> PartialEq for ScalableBloomFilter<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params
+            && self.len == other.len
+            && self.slices.len() == other.slices.len()
+            && self
+                .slices
+                .iter()
+                .zip(&other.slices)
+                .all(|(a, b)| a.len == b.len && a.filter == b.filter)
+    }
+}
+
+/// Inserts every key; **panics** if an insert fails (the slice limit is reached or a
+/// slice cannot be allocated: `Extend` cannot report it, and dropping the key silently
+/// would make it a false negative). Use [`ScalableBloomFilter::try_extend`] to get the
+/// error instead.
+impl<T: Hash, S: BuildHasher + Clone> Extend<T> for ScalableBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        if let Err(e) = self.try_extend(iter) {
+            panic!("ScalableBloomFilter::extend: {e}; use try_extend to handle it");
+        }
+    }
+}
+
+/// Collects keys into a filter with initial capacity [`DEFAULT_INITIAL_CAPACITY`] (1024),
+/// target rate 0.01 and the other defaults; it grows as the keys arrive (nothing is
+/// buffered). Panics only if a slice cannot be allocated (memory runs out, as a `Vec`
+/// does) or past 32 slices (about 4.4 * 10^12 keys).
+impl<T: Hash> FromIterator<T> for ScalableBloomFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut f = ScalableBloomFilter::new(DEFAULT_INITIAL_CAPACITY, 0.01)
+            .expect("valid default parameters");
+        f.extend(iter);
+        f
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher + Clone> bloomforge_core::Filter<T>
+    for ScalableBloomFilter<S>
+{
+    type InsertError = StreamError;
+    fn insert(&mut self, key: &T) -> Result<bool> {
+        ScalableBloomFilter::insert(self, key)
+    }
+    fn contains(&self, key: &T) -> bool {
+        ScalableBloomFilter::contains(self, key)
+    }
+    fn memory_bits(&self) -> u64 {
+        self.memory_bytes() * 8
+    }
+    fn expected_false_pos(&self) -> f64 {
+        self.false_pos_now()
+    }
+}

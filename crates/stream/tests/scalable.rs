@@ -1,0 +1,317 @@
+//! Scalable Bloom filter: growth, the compound false-positive bound, batches, union,
+//! serialization and errors.
+
+use bloomforge_stream::{ScalableBloomFilter, StreamError};
+use proptest::prelude::*;
+use statrs::distribution::{Binomial, DiscreteCDF};
+use std::collections::HashSet;
+
+/// After 1000x the initial capacity (100 -> 100 000 keys, ten slices) there is no false
+/// negative, the compound rate from the slices' fill is below `P`, and the measured
+/// false-positive count is below the (1 - 5e-7) quantile of Binomial(Q, P): if the true
+/// rate is at most `P` (the design), each of the two runs fails with probability at most
+/// 5e-7, the test at most 1e-6. Fixed seeds.
+#[test]
+fn fp_stays_below_target_after_1000x_growth() {
+    for (p, seed) in [(0.01, 1u64), (0.001, 2)] {
+        let mut f = ScalableBloomFilter::builder()
+            .expected_items(100)
+            .false_pos(p)
+            .seed(seed)
+            .build()
+            .unwrap();
+        let keys: Vec<u64> = (0..100_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        f.insert_batch(&keys).unwrap();
+        assert_eq!(f.num_slices(), 10);
+        assert!(f.len() <= 100_000 && f.len() > 99_000, "len {}", f.len());
+        let mut out = vec![false; keys.len()];
+        f.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "false negative");
+        assert!(
+            f.false_pos_now() <= p,
+            "compound rate {} > {p}",
+            f.false_pos_now()
+        );
+
+        let q = 2_000_000u64;
+        let probes: Vec<u64> = (0..q).map(|i| (1u64 << 50) + i).collect();
+        let mut out = vec![false; probes.len()];
+        f.contains_batch(&probes, &mut out).unwrap();
+        let hits = out.iter().filter(|&&b| b).count() as u64;
+        let hi = Binomial::new(p, q).unwrap().inverse_cdf(1.0 - 5e-7);
+        assert!(
+            hits <= hi,
+            "p={p}: {hits} false positives of {q}, bound {hi}"
+        );
+        // The single-key path agrees with the batch.
+        for (k, &b) in probes.iter().zip(&out).take(20_000) {
+            assert_eq!(f.contains(k), b);
+        }
+    }
+}
+
+#[test]
+fn new_and_builder_agree_and_grow() {
+    let mut a = ScalableBloomFilter::new(50, 0.02).unwrap();
+    let mut b = ScalableBloomFilter::builder()
+        .expected_items(50)
+        .false_pos(0.02)
+        .growth_factor(2.0)
+        .tightening_ratio(0.85)
+        .build()
+        .unwrap();
+    for i in 0..1000u32 {
+        assert_eq!(a.insert(&i).unwrap(), b.insert(&i).unwrap());
+    }
+    assert_eq!(a, b);
+    assert!(a.capacity() >= a.len());
+    assert_eq!(a.capacity(), 50 + 100 + 200 + 400 + 800);
+    assert_eq!(a.num_slices(), 5);
+    assert!(a.memory_bytes() > 0);
+    assert_eq!(a.slices().len(), 5);
+    // A key already present is reported and not counted again.
+    let len = a.len();
+    assert!(a.insert(&7u32).unwrap());
+    assert_eq!(a.len(), len);
+    a.clear();
+    assert!(a.is_empty() && a.num_slices() == 1 && !a.contains(&7u32));
+}
+
+#[test]
+fn slice_limit_is_a_typed_error_and_leaves_the_filter_unchanged() {
+    let mut f = ScalableBloomFilter::builder()
+        .expected_items(10)
+        .max_slices(2)
+        .build()
+        .unwrap();
+    let mut i = 0u64;
+    let err = loop {
+        let before = f.clone();
+        match f.insert(&i) {
+            Ok(_) => i += 1,
+            Err(e) => {
+                assert_eq!(f, before);
+                break e;
+            }
+        }
+    };
+    assert!(
+        matches!(
+            err,
+            StreamError::TooManySlices {
+                max_slices: 2,
+                len: 30,
+                capacity: 30
+            }
+        ),
+        "{err}"
+    );
+    assert!((0..i).all(|k| f.contains(&k)));
+    // Composes into core's error and back.
+    let core: bloomforge_core::Error = err.clone().into();
+    match &core {
+        bloomforge_core::Error::Filter(s) => {
+            assert_eq!(s.downcast_ref::<StreamError>(), Some(&err))
+        }
+        other => panic!("{other:?}"),
+    }
+    // The batch names the key that failed.
+    let keys: Vec<u64> = (1000..1010).collect();
+    match f.insert_batch(&keys) {
+        Err(StreamError::BatchStopped { index: 0, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn invalid_parameters_are_typed_errors() {
+    use bloomforge_core::Error as E;
+    assert!(matches!(
+        ScalableBloomFilter::new(0, 0.01),
+        Err(StreamError::Core(E::ZeroItems))
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::new(10, 1.0),
+        Err(StreamError::Core(E::InvalidFalsePositiveRate(_)))
+    ));
+    let b = || ScalableBloomFilter::builder().expected_items(10);
+    for (r, name) in [
+        (b().growth_factor(0.5).build(), "growth_factor"),
+        (b().growth_factor(f64::NAN).build(), "growth_factor"),
+        (b().tightening_ratio(1.0).build(), "tightening_ratio"),
+        (b().max_slices(0).build(), "max_slices"),
+        (b().max_slices(65).build(), "max_slices"),
+    ] {
+        match r {
+            Err(StreamError::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    let mut out = vec![false; 2];
+    assert!(matches!(
+        f.contains_batch(&[1u8], &mut out),
+        Err(StreamError::Core(E::LengthMismatch { keys: 1, out: 2 }))
+    ));
+}
+
+#[test]
+fn union_of_equal_stacks() {
+    let mk = || {
+        ScalableBloomFilter::builder()
+            .expected_items(20)
+            .seed(3)
+            .build()
+            .unwrap()
+    };
+    let (mut a, mut b) = (mk(), mk());
+    for i in 0..100u64 {
+        a.insert(&i).unwrap();
+    }
+    for i in 1000..1500u64 {
+        b.insert(&i).unwrap();
+    }
+    let (la, lb) = (a.len(), b.len());
+    a.union(&b).unwrap();
+    assert_eq!(a.num_slices(), b.num_slices());
+    assert_eq!(a.len(), la + lb);
+    assert!((0..100u64).chain(1000..1500).all(|k| a.contains(&k)));
+
+    let other = ScalableBloomFilter::builder()
+        .expected_items(20)
+        .seed(4)
+        .build()
+        .unwrap();
+    let before = a.clone();
+    match a.union(&other) {
+        Err(StreamError::Incompatible {
+            parameter: "hasher",
+            ..
+        }) => {}
+        r => panic!("{r:?}"),
+    }
+    let other = ScalableBloomFilter::builder()
+        .expected_items(21)
+        .seed(3)
+        .build()
+        .unwrap();
+    let e = a.union(&other).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot combine filters: initial capacity differs (20 vs 21); build both with the same parameters"
+    );
+    assert_eq!(a, before);
+}
+
+#[test]
+fn serialization_round_trips_and_rejects_damage() {
+    let mut f = ScalableBloomFilter::builder()
+        .expected_items(8)
+        .seed(9)
+        .build()
+        .unwrap();
+    for i in 0..200u64 {
+        f.insert(&i).unwrap();
+    }
+    let bytes = f.to_bytes();
+    let g = ScalableBloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(f, g);
+    assert_eq!(ScalableBloomFilter::read_from(&bytes[..]).unwrap(), f);
+    let mut w = Vec::new();
+    f.write_to(&mut w).unwrap();
+    assert_eq!(w, bytes);
+    // Growth continues after a round trip exactly as before.
+    let (mut f2, mut g2) = (f.clone(), g);
+    for i in 200..400u64 {
+        assert_eq!(f2.insert(&i).unwrap(), g2.insert(&i).unwrap());
+    }
+    assert_eq!(f2, g2);
+    // Every truncation and every single-byte change is refused, never a panic.
+    for n in 0..bytes.len() {
+        assert!(ScalableBloomFilter::from_bytes(&bytes[..n]).is_err());
+    }
+    for i in (0..bytes.len()).step_by(7) {
+        let mut bad = bytes.clone();
+        bad[i] ^= 0x40;
+        assert!(ScalableBloomFilter::from_bytes(&bad).is_err(), "byte {i}");
+    }
+    // Hostile but well-sealed payloads: a slice count past the limit.
+    let mut bad = bytes.clone();
+    let at = bloomforge_core::format::HEADER_LEN + 36;
+    bad[at..at + 4].copy_from_slice(&1000u32.to_le_bytes());
+    bad[8..12].copy_from_slice(&1000u32.to_le_bytes());
+    bloomforge_core::format::reseal(&mut bad);
+    assert!(ScalableBloomFilter::from_bytes(&bad).is_err());
+}
+
+#[test]
+fn extend_and_from_iter() {
+    let f: ScalableBloomFilter = (0..5000u64).collect();
+    assert!((0..5000u64).all(|k| f.contains(&k)));
+    assert!(f.num_slices() >= 3);
+    let mut g = ScalableBloomFilter::new(10, 0.01).unwrap();
+    g.extend(["a", "b", "c"]);
+    assert!(g.contains("a") && g.contains("c"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Against a `HashSet`: every inserted key is present; `len` counts at most the
+    /// distinct keys; the batch query equals the single one.
+    #[test]
+    fn model(keys in proptest::collection::vec(0u64..5000, 0..600), probes in proptest::collection::vec(0u64..10_000, 0..200)) {
+        let mut f = ScalableBloomFilter::builder().expected_items(4).false_pos(0.05).build().unwrap();
+        let mut set = HashSet::new();
+        for k in &keys {
+            let maybe = f.insert(k).unwrap();
+            let new = set.insert(*k);
+            prop_assert!(new || maybe);
+        }
+        prop_assert!(f.len() <= set.len() as u64);
+        prop_assert!(set.iter().all(|k| f.contains(k)));
+        let mut out = vec![false; probes.len()];
+        f.contains_batch(&probes, &mut out).unwrap();
+        for (k, b) in probes.iter().zip(out) {
+            prop_assert_eq!(f.contains(k), b);
+        }
+    }
+}
+
+/// Every filter of the crate can be sent to and shared between threads.
+#[test]
+fn filters_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<ScalableBloomFilter>();
+    check::<bloomforge_stream::StableBloomFilter>();
+    check::<bloomforge_stream::AttenuatedBloomFilter>();
+    check::<StreamError>();
+}
+
+/// The pipelined batch insert builds exactly the filter of one-by-one inserts (keys
+/// repeated within and across batches, many growths), and counts the same new keys.
+#[test]
+fn batch_insert_equals_one_by_one() {
+    let mk = || {
+        ScalableBloomFilter::builder()
+            .expected_items(50)
+            .seed(11)
+            .build()
+            .unwrap()
+    };
+    let (mut a, mut b) = (mk(), mk());
+    let mut x = 5u64;
+    for round in 0..40u64 {
+        let keys: Vec<u64> = (0..1000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(round | 1);
+                (x >> 40) % 30_000
+            })
+            .collect();
+        let new_b = keys.iter().filter(|k| !b.insert(*k).unwrap()).count() as u64;
+        assert_eq!(a.insert_batch(&keys).unwrap(), new_b);
+        assert_eq!(a, b);
+    }
+    assert!(a.num_slices() >= 8);
+}
