@@ -16,8 +16,8 @@
 //! ```
 //! use bloomforge_testkit::stats;
 //!
-//! // 130 false positives among 10 000 queries at a theoretical 1 %: too many?
-//! let p = stats::binomial_test_greater(130, 10_000, 0.01);
+//! // 150 false positives among 10 000 queries at a theoretical 1 % (5 sigma): too many?
+//! let p = stats::binomial_test_greater(150, 10_000, 0.01);
 //! assert!(p < 1e-3);
 //! let (lo, hi) = stats::clopper_pearson(100, 10_000, 1e-6);
 //! assert!(lo < 0.01 && 0.01 < hi);
