@@ -5,6 +5,8 @@ use std::hash::{BuildHasher, Hash};
 use bloomforge_core::format::{self, u32_at, FilterKind};
 use bloomforge_core::hash::DefaultHasher;
 
+use rayon::prelude::*;
+
 use crate::peel::{self, CellStore, Layout, LAYOUT_BYTES};
 use crate::RetrievalError;
 
@@ -106,7 +108,7 @@ impl BloomierFilter {
     ///
     /// # Errors
     /// As [`build_with_seed`](Self::build_with_seed).
-    pub fn build<K: Hash + Eq>(
+    pub fn build<K: Hash + Eq + Sync>(
         pairs: &[(K, u32)],
         value_bits: u32,
         fingerprint_bits: u32,
@@ -122,7 +124,7 @@ impl BloomierFilter {
     /// fit `value_bits`, or 2^32 keys or more; [`RetrievalError::DuplicateKey`] for a key
     /// given with two values; [`RetrievalError::ConstructionFailed`] if 100 derived seeds
     /// all fail to peel; [`RetrievalError::Core`] if the table cannot be allocated.
-    pub fn build_with_seed<K: Hash + Eq>(
+    pub fn build_with_seed<K: Hash + Eq + Sync>(
         pairs: &[(K, u32)],
         value_bits: u32,
         fingerprint_bits: u32,
@@ -148,12 +150,15 @@ impl BloomierFilter {
         'attempts: for attempt in 0..peel::MAX_ATTEMPTS {
             let s = peel::attempt_seed(seed, attempt);
             let hasher = DefaultHasher::with_seed(s);
-            let mut entries: Vec<(u64, u32)> = pairs
-                .iter()
-                .enumerate()
-                .map(|(i, (k, _))| (hasher.hash_one(k), i as u32))
-                .collect();
-            entries.sort_unstable();
+            let hash = |(i, (k, _)): (usize, &(K, u32))| (hasher.hash_one(k), i as u32);
+            let mut entries: Vec<(u64, u32)>;
+            if pairs.len() < peel::PARALLEL_MIN {
+                entries = pairs.iter().enumerate().map(hash).collect();
+                entries.sort_unstable();
+            } else {
+                entries = pairs.par_iter().enumerate().map(hash).collect();
+                entries.par_sort_unstable();
+            }
             // Equal hashes: the same key (same value: keep one; other value: an error) or
             // two keys that collide on 64 bits (another seed).
             let mut hashes = Vec::with_capacity(entries.len());
@@ -182,7 +187,7 @@ impl BloomierFilter {
                 values.push(pairs[i as usize].1);
             }
             let layout = Layout::fuse(hashes.len());
-            let Some(order) = peel::peel(&layout, &hashes) else {
+            let Some(peeled) = peel::peel(&layout, &hashes, &values, 64) else {
                 continue;
             };
             let mut cells = Packed::new(value_bits + fingerprint_bits, layout.cells())?;
@@ -193,12 +198,8 @@ impl BloomierFilter {
             };
             peel::assign(
                 &layout,
-                &hashes,
-                &order,
-                |i| {
-                    ((peel::fingerprint_hash(hashes[i]) & fmask) << value_bits)
-                        | u64::from(values[i])
-                },
+                &peeled,
+                |h, v| ((peel::fingerprint_hash(h) & fmask) << value_bits) | u64::from(v),
                 &mut cells,
             );
             return Ok(BloomierFilter {

@@ -63,14 +63,14 @@ impl<F: Fingerprint> peel::CellStore for Vec<F> {
 /// The static membership filter shared by [`BinaryFuseFilter`] and [`XorFilter`].
 #[derive(Clone, Debug)]
 struct Xor3<F> {
-    seed: u64,
+    hasher: DefaultHasher,
     layout: Layout,
     items: u64,
     cells: Vec<F>,
 }
 
 impl<F: Fingerprint> Xor3<F> {
-    fn build<K: Hash + ?Sized>(
+    fn build<K: Hash + Sync + ?Sized>(
         keys: &[&K],
         seed: u64,
         layout_for: fn(usize) -> Layout,
@@ -85,21 +85,32 @@ impl<F: Fingerprint> Xor3<F> {
         for attempt in 0..peel::MAX_ATTEMPTS {
             let s = peel::attempt_seed(seed, attempt);
             let hasher = DefaultHasher::with_seed(s);
-            let hashes = peel::dedup_hashes(keys.iter().map(|k| hasher.hash_one(k)).collect());
-            let layout = layout_for(hashes.len());
-            let Some(order) = peel::peel(&layout, &hashes) else {
+            // Hash order, repeats kept: peeling fails on a repeat, then the hashes are
+            // deduplicated and peeled again with the same seed.
+            let (mut hashes, bits) = peel::hash_partitioned(keys, &hasher)?;
+
+            let mut layout = layout_for(hashes.len());
+            let mut peeled = peel::peel(&layout, &hashes, &vec![(); hashes.len()], bits);
+            if peeled.is_none() {
+                let n = hashes.len();
+                hashes = peel::dedup_hashes(hashes);
+                if hashes.len() < n {
+                    layout = layout_for(hashes.len());
+                    peeled = peel::peel(&layout, &hashes, &vec![(); hashes.len()], 64);
+                }
+            }
+            let Some(peeled) = peeled else {
                 continue;
             };
             let mut cells = peel::alloc(layout.cells(), F::default())?;
             peel::assign(
                 &layout,
-                &hashes,
-                &order,
-                |i| peel::fingerprint_hash(hashes[i]),
+                &peeled,
+                |h, ()| peel::fingerprint_hash(h),
                 &mut cells,
             );
             return Ok(Xor3 {
-                seed: s,
+                hasher,
                 layout,
                 items: hashes.len() as u64,
                 cells,
@@ -122,7 +133,7 @@ impl<F: Fingerprint> Xor3<F> {
     }
 
     fn write_to<W: std::io::Write>(&self, w: W, kind: FilterKind) -> Result<(), RetrievalError> {
-        let hasher = DefaultHasher::with_seed(self.seed);
+        let hasher = self.hasher;
         let mut head = Vec::with_capacity(LAYOUT_BYTES);
         self.layout.write(&mut head);
         format::encode_to(
@@ -166,7 +177,7 @@ impl<F: Fingerprint> Xor3<F> {
             })
             .collect();
         Ok(Xor3 {
-            seed: hasher.seed(),
+            hasher,
             layout,
             items: header.items,
             cells,
@@ -184,6 +195,11 @@ macro_rules! membership_filter {
         /// bits per key times the fingerprint width. Keys are hashed with core's
         /// [`DefaultHasher`], seeded; a construction that cannot peel retries with derived
         /// seeds (at most 100) and then returns [`RetrievalError::ConstructionFailed`].
+        /// Construction follows Graf & Lemire: hashes grouped by their top bits so that
+        /// consecutive keys' cells lie close together, peeled right behind the counting
+        /// pass; from 2^16 keys hashing runs on rayon's pool, and from 2^23 keys the table
+        /// is cut into regions counted and peeled in parallel. The result depends only on
+        /// the keys and the seed, not on the number of threads.
         #[derive(Clone, Debug)]
         pub struct $name<F: Fingerprint = u8> {
             inner: Xor3<F>,
@@ -197,7 +213,10 @@ macro_rules! membership_filter {
             /// [`RetrievalError::ConstructionFailed`] if no seed peels (practically only
             /// for 2^32 keys or more, refused as [`RetrievalError::InvalidParameter`]);
             /// [`RetrievalError::Core`] if the table cannot be allocated.
-            pub fn build<K: Hash + ?Sized>(keys: &[&K], seed: u64) -> Result<Self, RetrievalError> {
+            pub fn build<K: Hash + Sync + ?Sized>(
+                keys: &[&K],
+                seed: u64,
+            ) -> Result<Self, RetrievalError> {
                 Ok(Self {
                     inner: Xor3::build(keys, seed, $layout)?,
                     _f: PhantomData,
@@ -208,7 +227,10 @@ macro_rules! membership_filter {
             ///
             /// # Errors
             /// As [`build`](Self::build).
-            pub fn build_from<K: Hash>(keys: &[K], seed: u64) -> Result<Self, RetrievalError> {
+            pub fn build_from<K: Hash + Sync>(
+                keys: &[K],
+                seed: u64,
+            ) -> Result<Self, RetrievalError> {
                 let refs: Vec<&K> = keys.iter().collect();
                 Self::build(&refs, seed)
             }
@@ -216,7 +238,7 @@ macro_rules! membership_filter {
             /// Whether `key` may be in the set (always `true` for keys of the set).
             #[inline]
             pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-                self.contains_hash(DefaultHasher::with_seed(self.inner.seed).hash_one(key))
+                self.contains_hash(self.inner.hasher.hash_one(key))
             }
 
             /// [`contains`](Self::contains) for a hash from [`hasher`](Self::hasher).
@@ -227,7 +249,7 @@ macro_rules! membership_filter {
 
             /// The hasher keys are hashed with (its seed is the one that peeled).
             pub fn hasher(&self) -> DefaultHasher {
-                DefaultHasher::with_seed(self.inner.seed)
+                self.inner.hasher
             }
 
             /// Distinct key hashes stored.
@@ -301,3 +323,20 @@ membership_filter!(
     "A xor filter (Graf & Lemire 2020): three cells in three blocks.",
     "1.23"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table too small to peel fails every seed and returns the typed error (no hang).
+    #[test]
+    fn unpeelable_tables_give_construction_failed() {
+        let keys: Vec<u64> = (0..1000).collect();
+        let refs: Vec<&u64> = keys.iter().collect();
+        let tiny = |n: usize| Layout::Xor {
+            block_length: n as u64 / 4 + 1,
+        };
+        let err = Xor3::<u8>::build(&refs, 0, tiny).unwrap_err();
+        assert_eq!(err, RetrievalError::ConstructionFailed { attempts: 100 });
+    }
+}

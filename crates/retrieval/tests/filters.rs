@@ -187,3 +187,24 @@ fn round_trips_and_corrupt_bytes() {
     bloomforge_core::format::reseal(&mut huge);
     assert!(BloomierFilter::from_bytes(&huge).is_err());
 }
+
+/// Large builds run in parallel; the bytes do not depend on the number of threads, and
+/// repeated keys (which take the deduplicating path) are stored once.
+#[test]
+fn parallel_builds_are_deterministic_and_take_repeats() {
+    let keys: Vec<u64> = (0..300_000u64).map(|i| i % 250_000).collect();
+    let build = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| BinaryFuseFilter::<u8>::build_from(&keys, 9).unwrap())
+    };
+    let (one, two) = (build(1), build(2));
+    assert_eq!(one.to_bytes(), two.to_bytes());
+    assert_eq!(one.len(), 250_000);
+    assert!(keys.iter().all(|k| one.contains(k)));
+    let pairs: Vec<(u64, u32)> = (0..200_000u64).map(|i| (i, (i % 1000) as u32)).collect();
+    let map = BloomierFilter::build(&pairs, 10, 8).unwrap();
+    assert!(pairs.iter().all(|(k, v)| map.get(k) == Some(*v)));
+}
