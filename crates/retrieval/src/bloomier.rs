@@ -82,7 +82,8 @@ impl CellStore for Packed {
 /// ```
 #[derive(Clone, Debug)]
 pub struct BloomierFilter {
-    seed: u64,
+    // Kept built (not as a seed) so `get` does not redo foldhash's seed mixing per key.
+    hasher: DefaultHasher,
     layout: Layout,
     items: u64,
     value_bits: u32,
@@ -203,7 +204,7 @@ impl BloomierFilter {
                 &mut cells,
             );
             return Ok(BloomierFilter {
-                seed: s,
+                hasher,
                 layout,
                 items: hashes.len() as u64,
                 value_bits,
@@ -220,7 +221,7 @@ impl BloomierFilter {
     /// probability 2^-fingerprint_bits (then an arbitrary value).
     #[inline]
     pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> Option<u32> {
-        self.get_hash(DefaultHasher::with_seed(self.seed).hash_one(key))
+        self.get_hash(self.hasher.hash_one(key))
     }
 
     /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
@@ -239,7 +240,7 @@ impl BloomierFilter {
 
     /// The hasher keys are hashed with (its seed is the one that peeled).
     pub fn hasher(&self) -> DefaultHasher {
-        DefaultHasher::with_seed(self.seed)
+        self.hasher
     }
 
     /// Distinct keys stored.
@@ -350,7 +351,7 @@ impl BloomierFilter {
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
         Ok(BloomierFilter {
-            seed: hasher.seed(),
+            hasher,
             layout,
             items: header.items,
             value_bits,

@@ -63,6 +63,7 @@ impl<F: Fingerprint> peel::CellStore for Vec<F> {
 /// The static membership filter shared by [`BinaryFuseFilter`] and [`XorFilter`].
 #[derive(Clone, Debug)]
 struct Xor3<F> {
+    // Kept built (not as a seed) so `contains` does not redo foldhash's seed mixing per key.
     hasher: DefaultHasher,
     layout: Layout,
     items: u64,
