@@ -26,7 +26,7 @@ mod peel;
 pub use approx::{
     CompactApproximator, CountMin, Counter, Lattice, MaxLattice, MinLattice, SumLattice,
 };
-pub use bloomier::BloomierFilter;
+pub use bloomier::{BloomierFilter, BloomierFilterView};
 pub use error::RetrievalError;
-pub use fuse::{BinaryFuseFilter, Fingerprint, XorFilter};
+pub use fuse::{BinaryFuseFilter, BinaryFuseFilterView, Fingerprint, XorFilter, XorFilterView};
 pub use iblt::Iblt;
