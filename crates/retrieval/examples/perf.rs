@@ -2,7 +2,8 @@
 //! (on 2 threads and on 1; medians of 5 interleaved rounds) and lookup (medians of 3) vs
 //! `xorf::BinaryFuse8` at 1M and 10M keys, and `Iblt::list_entries` of a 10k difference.
 //!
-//! `cargo run --release -p bloomforge-retrieval --example perf`
+//! `cargo run --release -p bloomforge-retrieval --example perf` (with `PERF_APPROX_ONLY=1`
+//! only the count-min vs counting filter table).
 //!
 //! xorf takes `u64` keys as they are (it mixes them itself); ours hashes each key with
 //! core's `DefaultHasher` (foldhash) first, which its lookup time includes.
@@ -11,7 +12,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bloomforge_core::hash::mix64;
-use bloomforge_retrieval::{BinaryFuseFilter, Iblt};
+use bloomforge_counting::CountingBloomFilter;
+use bloomforge_retrieval::{BinaryFuseFilter, CountMin, Iblt};
 use xorf::Filter;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -32,6 +34,10 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 fn main() {
+    if std::env::var_os("PERF_APPROX_ONLY").is_some() {
+        approximator_vs_counting();
+        return;
+    }
     let pool = |threads| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -96,6 +102,7 @@ fn main() {
             l_hash * 1e9 / n as f64
         );
     }
+    approximator_vs_counting();
     let d = 10_000usize;
     let mut a = Iblt::with_expected_diff(d).unwrap();
     let mut b = Iblt::with_expected_diff(d).unwrap();
@@ -125,4 +132,61 @@ fn main() {
         diff.cells(),
         t * 1e3
     );
+}
+
+/// A count-min sketch (`CompactApproximator<SumLattice<u8>>`) against a counting Bloom
+/// filter with as many counters and probes, insert and count of the same keys (5
+/// interleaved rounds, medians; answers checked: every member counted at least once).
+fn approximator_vs_counting() {
+    println!("\n| keys | counters | k | insert ours (ns/key) | insert counting (ns/key) | ours / counting | get ours (ns/key) | count counting (ns/key) | ours / counting |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for n in [1_000_000u64, 10_000_000] {
+        let keys: Vec<u64> = (0..n).map(mix64).collect();
+        let shape = CountingBloomFilter::new(n, 0.01).unwrap();
+        let (m, k) = (shape.num_counters(), shape.num_hashes());
+        let (mut io, mut ic, mut go, mut gc, mut ri, mut rg) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for _ in 0..5 {
+            let (a, ours) = time(1, || {
+                let mut a = CountMin::<u8>::with_seed(m as usize, k as usize, 0).unwrap();
+                for key in &keys {
+                    a.insert(black_box(key), 1);
+                }
+                a
+            });
+            let (b, theirs) = time(1, || {
+                let mut c = CountingBloomFilter::new(n, 0.01).unwrap();
+                for key in &keys {
+                    c.insert(black_box(key));
+                }
+                c
+            });
+            let (c, low) = time(1, || {
+                keys.iter().filter(|k| ours.get(black_box(*k)) == 0).count()
+            });
+            assert_eq!(low, 0, "ours: a member counted 0");
+            let (d, low) = time(1, || {
+                keys.iter()
+                    .filter(|k| theirs.count(black_box(*k)) == 0)
+                    .count()
+            });
+            assert_eq!(low, 0, "counting: a member counted 0");
+            io.push(a);
+            ic.push(b);
+            go.push(c);
+            gc.push(d);
+            ri.push(a / b);
+            rg.push(c / d);
+        }
+        let ns = |v: Vec<f64>| median(v) * 1e9 / n as f64;
+        println!(
+            "| {n} | {m} | {k} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            ns(io),
+            ns(ic),
+            median(ri),
+            ns(go),
+            ns(gc),
+            median(rg)
+        );
+    }
 }

@@ -133,7 +133,7 @@ impl<T: Counter> Lattice for SumLattice<T> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct CompactApproximator<L: Lattice> {
-    seed: u64,
+    hasher: DefaultHasher,
     k: usize,
     subtable: usize,
     cells: Vec<L::Value>,
@@ -169,7 +169,7 @@ impl<L: Lattice> CompactApproximator<L> {
         }
         let subtable = m.div_ceil(k);
         Ok(CompactApproximator {
-            seed,
+            hasher: DefaultHasher::with_seed(seed),
             k,
             subtable,
             cells: crate::peel::alloc(subtable.saturating_mul(k), L::bottom())?,
@@ -178,7 +178,7 @@ impl<L: Lattice> CompactApproximator<L> {
 
     /// The hasher keys are hashed with.
     pub fn hasher(&self) -> DefaultHasher {
-        DefaultHasher::with_seed(self.seed)
+        self.hasher
     }
 
     /// Number of cells.
@@ -191,37 +191,49 @@ impl<L: Lattice> CompactApproximator<L> {
         self.k
     }
 
+    /// The cells of a key hash, one per subtable: double hashing (Kirsch & Mitzenmacher),
+    /// `hash + i * step` reduced into subtable `i` by its high bits, with `step` an odd
+    /// mix of the hash. One mix a key instead of one a probe.
     #[inline(always)]
-    fn position(&self, hash: u64, i: usize) -> usize {
-        let h = mix64(hash ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        i * self.subtable + fast_range64(h, self.subtable as u64) as usize
+    fn positions(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
+        let step = mix64(hash) | 1;
+        let sub = self.subtable;
+        (0..self.k).map(move |i| {
+            let h = hash.wrapping_add((i as u64).wrapping_mul(step));
+            i * sub + fast_range64(h, sub as u64) as usize
+        })
     }
 
     /// Joins `value` into the cells of `key`.
+    #[inline]
     pub fn insert<Q: Hash + ?Sized>(&mut self, key: &Q, value: L::Value) {
-        self.insert_hash(self.hasher().hash_one(key), value);
+        self.insert_hash(self.hasher.hash_one(key), value);
     }
 
     /// [`insert`](Self::insert) for a hash from [`hasher`](Self::hasher).
+    #[inline]
     pub fn insert_hash(&mut self, hash: u64, value: L::Value) {
+        let step = mix64(hash) | 1;
+        let sub = self.subtable;
         for i in 0..self.k {
-            let p = self.position(hash, i);
+            let h = hash.wrapping_add((i as u64).wrapping_mul(step));
+            let p = i * sub + fast_range64(h, sub as u64) as usize;
             self.cells[p] = L::join(self.cells[p], value);
         }
     }
 
     /// The meet of the cells of `key`.
+    #[inline]
     pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> L::Value {
-        self.get_hash(self.hasher().hash_one(key))
+        self.get_hash(self.hasher.hash_one(key))
     }
 
     /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
+    #[inline]
     pub fn get_hash(&self, hash: u64) -> L::Value {
-        let mut v = self.cells[self.position(hash, 0)];
-        for i in 1..self.k {
-            v = L::meet(v, self.cells[self.position(hash, i)]);
-        }
-        v
+        let mut p = self.positions(hash);
+        let first = self.cells[p.next().expect("k >= 1")];
+        p.fold(first, |v, c| L::meet(v, self.cells[c]))
     }
 
     /// Empties every cell.
