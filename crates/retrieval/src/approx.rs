@@ -4,6 +4,7 @@
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
+use bloomforge_core::builder::DEFAULT_FALSE_POS;
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
 
 use crate::RetrievalError;
@@ -123,12 +124,27 @@ impl<T: Counter> Lattice for SumLattice<T> {
 /// With `n` distinct keys, a key's answer is exact at least when one of its cells holds no
 /// other key, which happens with probability `1 - (1 - (1 - k/m)^(n-1))^k`.
 ///
+/// Sized from the theory with [`new`](Self::new)`(expected_items, false_pos)` (the
+/// probability that a key's answer is not exact, whose formula is the standard Bloom
+/// filter's) or the [builder](Self::builder); by cells and probes with
+/// [`with_cells`](Self::with_cells).
+///
 /// ```
 /// use bloomforge_retrieval::{CompactApproximator, MaxLattice};
-/// let mut a = CompactApproximator::<MaxLattice<u32>>::new(1024, 3)?;
-/// a.insert("x", 7);
-/// a.insert("x", 5);
+/// let mut a = CompactApproximator::<MaxLattice<u32>>::new(1000, 0.01)?;
+/// let mut b = CompactApproximator::<MaxLattice<u32>>::builder()
+///     .expected_items(1000)
+///     .false_pos(0.01)
+///     .seed(0)
+///     .build()?;
+/// for t in [&mut a, &mut b] {
+///     t.insert("x", 7);
+///     t.insert("x", 5);
+/// }
 /// assert!(a.get("x") >= 7);
+/// assert_eq!(a.get("x"), b.get("x"));
+/// let c: CompactApproximator<MaxLattice<u32>> = [("x", 7), ("y", 2)].into_iter().collect();
+/// assert!(c.get("x") >= 7 && c.get("y") >= 2);
 /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -143,19 +159,48 @@ pub struct CompactApproximator<L: Lattice> {
 pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
 
 impl<L: Lattice> CompactApproximator<L> {
+    /// Sized for `expected_items` distinct keys so that a key's answer is inexact (some
+    /// other key in each of its cells) with probability at most `false_pos`, hasher seed
+    /// 0: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
+    ///
+    /// The probability, `(1 - (1 - k/m)^(n-1))^k` for `m` cells in `k` subtables, is the
+    /// standard Bloom filter's false-positive rate, so `m` and `k` are core's
+    /// [`std_size`](bloomforge_core::math::std_size) (`k` capped at 16).
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroItems`] for `expected_items == 0`,
+    /// [`bloomforge_core::Error::InvalidFalsePositiveRate`] for `false_pos` outside (0, 1)
+    /// (both as [`RetrievalError::Core`]); an allocation failure.
+    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, RetrievalError> {
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// The builder: `.expected_items(n).false_pos(p).seed(s).build()`.
+    pub fn builder() -> CompactApproximatorBuilder<L> {
+        CompactApproximatorBuilder {
+            expected_items: 0,
+            false_pos: DEFAULT_FALSE_POS,
+            seed: 0,
+            _l: PhantomData,
+        }
+    }
+
     /// `m` cells (rounded up to a multiple of `k`) and `k` probes, hasher seed 0.
     ///
     /// # Errors
     /// [`bloomforge_core::Error::ZeroBits`] for `m == 0`; [`RetrievalError::InvalidParameter`]
     /// for `k` outside 1..=16; an allocation failure.
-    pub fn new(m: usize, k: usize) -> Result<Self, RetrievalError> {
+    pub fn with_cells(m: usize, k: usize) -> Result<Self, RetrievalError> {
         Self::with_seed(m, k, 0)
     }
 
-    /// [`new`](Self::new) with hasher seed `seed`.
+    /// [`with_cells`](Self::with_cells) with hasher seed `seed`.
     ///
     /// # Errors
-    /// As [`new`](Self::new).
+    /// As [`with_cells`](Self::with_cells).
     pub fn with_seed(m: usize, k: usize, seed: u64) -> Result<Self, RetrievalError> {
         if m == 0 {
             return Err(bloomforge_core::Error::ZeroBits.into());
@@ -239,5 +284,82 @@ impl<L: Lattice> CompactApproximator<L> {
     /// Empties every cell.
     pub fn clear(&mut self) {
         self.cells.fill(L::bottom());
+    }
+}
+
+/// Builder of [`CompactApproximator`] (the conventions' names): `expected_items`
+/// (required), `false_pos` (the probability that a key's answer is inexact, default
+/// [`DEFAULT_FALSE_POS`]), `seed`; validation in [`build`](Self::build).
+#[must_use]
+#[derive(Clone, Copy, Debug)]
+pub struct CompactApproximatorBuilder<L: Lattice> {
+    expected_items: u64,
+    false_pos: f64,
+    seed: u64,
+    _l: PhantomData<L>,
+}
+
+impl<L: Lattice> CompactApproximatorBuilder<L> {
+    /// Distinct keys the approximator will hold (required, at least 1).
+    pub fn expected_items(mut self, n: u64) -> Self {
+        self.expected_items = n;
+        self
+    }
+
+    /// Probability, in (0, 1), that a key's answer is not exact at `expected_items` keys.
+    pub fn false_pos(mut self, p: f64) -> Self {
+        self.false_pos = p;
+        self
+    }
+
+    /// The hasher's seed (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The approximator, `m` and `k` from [`bloomforge_core::math::std_size`].
+    ///
+    /// # Errors
+    /// As [`CompactApproximator::new`].
+    pub fn build(self) -> Result<CompactApproximator<L>, RetrievalError> {
+        if self.expected_items == 0 {
+            return Err(bloomforge_core::Error::ZeroItems.into());
+        }
+        let p = self.false_pos;
+        if !(p > 0.0 && p < 1.0) {
+            return Err(bloomforge_core::Error::InvalidFalsePositiveRate(p).into());
+        }
+        let (m, k) = bloomforge_core::math::std_size(self.expected_items, p);
+        let m = usize::try_from(m).map_err(|_| bloomforge_core::Error::TooLarge {
+            requested: m,
+            max: usize::MAX as u64,
+        })?;
+        CompactApproximator::with_seed(m, (k as usize).clamp(1, 16), self.seed)
+    }
+}
+
+/// Collects `(key, value)` pairs into an approximator sized with
+/// [`new`](CompactApproximator::new)`(pairs, DEFAULT_FALSE_POS)` (the pairs are gathered
+/// first to count them; at least 1), then inserted in order.
+///
+/// # Panics
+/// Only if the table cannot be allocated.
+impl<K: Hash, L: Lattice> FromIterator<(K, L::Value)> for CompactApproximator<L> {
+    fn from_iter<I: IntoIterator<Item = (K, L::Value)>>(iter: I) -> Self {
+        let pairs: Vec<(K, L::Value)> = iter.into_iter().collect();
+        let mut a = Self::new((pairs.len() as u64).max(1), DEFAULT_FALSE_POS)
+            .expect("valid default parameters; only an allocation failure reaches here");
+        a.extend(pairs);
+        a
+    }
+}
+
+/// Inserts every `(key, value)` pair ([`insert`](CompactApproximator::insert) cannot fail).
+impl<K: Hash, L: Lattice> Extend<(K, L::Value)> for CompactApproximator<L> {
+    fn extend<I: IntoIterator<Item = (K, L::Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(&k, v);
+        }
     }
 }
