@@ -64,7 +64,8 @@ fn check(h: u64) -> u64 {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Iblt {
-    seed: u64,
+    // Kept built (not as a seed) so inserts do not redo foldhash's seed mixing per key.
+    hasher: DefaultHasher,
     subtable: usize,
     cells: Vec<Cell>,
 }
@@ -130,7 +131,7 @@ impl Iblt {
                 max: usize::MAX as u64 / 64,
             })?;
         Ok(Iblt {
-            seed,
+            hasher: DefaultHasher::with_seed(seed),
             subtable,
             cells: crate::peel::alloc(n, Cell::default())?,
         })
@@ -138,7 +139,7 @@ impl Iblt {
 
     /// The hasher keys are hashed with.
     pub fn hasher(&self) -> DefaultHasher {
-        DefaultHasher::with_seed(self.seed)
+        self.hasher
     }
 
     /// Number of cells.
@@ -201,11 +202,11 @@ impl Iblt {
                 theirs: other.cells.len() as u64,
             });
         }
-        if self.seed != other.seed {
+        if self.hasher.seed() != other.hasher.seed() {
             return Err(RetrievalError::Mismatch {
                 what: "seed",
-                ours: self.seed,
-                theirs: other.seed,
+                ours: self.hasher.seed(),
+                theirs: other.hasher.seed(),
             });
         }
         let mut out = self.clone();
@@ -339,7 +340,7 @@ impl Iblt {
             })
             .collect();
         Ok(Iblt {
-            seed: hasher.seed(),
+            hasher,
             subtable: subtable as usize,
             cells,
         })
