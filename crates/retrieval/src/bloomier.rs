@@ -260,8 +260,9 @@ impl BloomierFilter {
                 hashes.push(h);
                 values.push(pairs[i as usize].1);
             }
-            let layout = Layout::fuse(hashes.len());
-            let Some(peeled) = peel::peel(&layout, &hashes, &values, 64) else {
+            let items = hashes.len();
+            let layout = Layout::fuse(items);
+            let Some(peeled) = peel::peel(&layout, hashes, values, 64) else {
                 continue;
             };
             let mut cells = Packed::new(value_bits + fingerprint_bits, layout.cells())?;
@@ -279,7 +280,7 @@ impl BloomierFilter {
             return Ok(BloomierFilter {
                 hasher,
                 layout,
-                items: hashes.len() as u64,
+                items: items as u64,
                 value_bits,
                 fingerprint_bits,
                 cells,

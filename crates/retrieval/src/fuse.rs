@@ -97,18 +97,20 @@ impl<F: Fingerprint> Xor3<F> {
         for attempt in 0..peel::MAX_ATTEMPTS {
             let s = peel::attempt_seed(seed, attempt);
             let hasher = DefaultHasher::with_seed(s);
-            // Hash order, repeats kept: peeling fails on a repeat, then the hashes are
-            // deduplicated and peeled again with the same seed.
-            let (mut hashes, bits) = peel::hash_partitioned(keys, &hasher)?;
-
-            let mut layout = layout_for(hashes.len());
-            let mut peeled = peel::peel(&layout, &hashes, &vec![(); hashes.len()], bits);
+            // Hash order, repeats kept: peeling fails on a repeat, then the hashes
+            // (rehashed: peeling writes over them) are deduplicated and peeled again with
+            // the same seed.
+            let (hashes, bits) = peel::hash_partitioned(keys, &hasher)?;
+            let n = hashes.len();
+            let mut items = n;
+            let mut layout = layout_for(n);
+            let mut peeled = peel::peel(&layout, hashes, vec![(); n], bits);
             if peeled.is_none() {
-                let n = hashes.len();
-                hashes = peel::dedup_hashes(hashes);
+                let hashes = peel::dedup_hashes(peel::hash_partitioned(keys, &hasher)?.0);
                 if hashes.len() < n {
-                    layout = layout_for(hashes.len());
-                    peeled = peel::peel(&layout, &hashes, &vec![(); hashes.len()], 64);
+                    items = hashes.len();
+                    layout = layout_for(items);
+                    peeled = peel::peel(&layout, hashes, vec![(); items], 64);
                 }
             }
             let Some(peeled) = peeled else {
@@ -124,7 +126,7 @@ impl<F: Fingerprint> Xor3<F> {
             return Ok(Xor3 {
                 hasher,
                 layout,
-                items: hashes.len() as u64,
+                items: items as u64,
                 cells,
             });
         }

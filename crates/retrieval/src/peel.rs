@@ -202,25 +202,16 @@ impl Payload for u32 {
     }
 }
 
-/// The keys of a peeled hypergraph in peeling order (part after part), with the slot (0, 1
-/// or 2) of the cell each key owns.
+/// The keys of a peeled hypergraph in peeling order, with the slot (0, 1 or 2) of the cell
+/// each key owns. The keys peeled by a pass over `hashes[start..]` are written in place
+/// over the hashes that pass has consumed (it never peels more keys than it has counted),
+/// so peeling needs no second array of keys: `parts` are `(start, slots)`, the part's
+/// keys `hashes[start..start + slots.len()]`, then `extra` (the boundary cells' keys).
 pub(crate) struct Peeled<V> {
-    parts: Vec<Part<V>>,
-}
-
-/// Keys peeled in one pass.
-struct Part<V> {
-    keys: Vec<(u64, V)>,
-    slots: Vec<u8>,
-}
-
-impl<V> Part<V> {
-    fn with_capacity(n: usize) -> Self {
-        Part {
-            keys: Vec::with_capacity(n),
-            slots: Vec::with_capacity(n),
-        }
-    }
+    hashes: Vec<u64>,
+    values: Vec<V>,
+    parts: Vec<(usize, Vec<u8>)>,
+    extra: Vec<(u64, V, u8)>,
 }
 
 /// The cells a peeling pass works on: `main` holds cells `base..base + main.len()`, and
@@ -259,22 +250,30 @@ impl<V: Payload> Cells<'_, V> {
 }
 
 /// Counts `hashes` into `cells` and peels every cell of `from..to` (cells no key outside
-/// `hashes` touches) as the count pass makes it final; see [`peel`]. Returns whether a
-/// count overflowed.
+/// `hashes` touches) as the count pass makes it final; see [`peel`]. The peeled keys are
+/// written over `hashes[..]` / `values[..]` in peeling order (only over keys already
+/// counted), their slots pushed to `slots`. Returns whether a count overflowed.
 #[allow(clippy::too_many_arguments)]
 fn count_and_sweep<V: Payload>(
     layout: &Layout,
-    hashes: &[u64],
-    values: &[V],
+    hashes: &mut [u64],
+    values: &mut [V],
     order_bits: u32,
     cells: &mut Cells<'_, V>,
     from: usize,
     to: usize,
-    out: &mut Part<V>,
+    slots: &mut Vec<u8>,
 ) -> bool {
     let mut behind: Vec<u32> = Vec::new();
     let mut sweep = from;
-    let mut advance = |frontier: usize, cells: &mut Cells<'_, V>, out: &mut Part<V>| {
+    // Peeled keys go to `hashes[written]`: each was counted, so `written` never passes
+    // the next key to count.
+    let mut written = 0usize;
+    let mut advance = |frontier: usize,
+                       cells: &mut Cells<'_, V>,
+                       hashes: &mut [u64],
+                       values: &mut [V],
+                       slots: &mut Vec<u8>| {
         while sweep < frontier {
             if cells.count[sweep - cells.base] >> 2 == 1 {
                 behind.push(sweep as u32);
@@ -286,8 +285,10 @@ fn count_and_sweep<V: Payload>(
                         continue;
                     }
                     let (h, v) = (cells.hxor[i], cells.vxor[i]);
-                    out.keys.push((h, v));
-                    out.slots.push(count & 3);
+                    hashes[written] = h;
+                    values[written] = v;
+                    written += 1;
+                    slots.push(count & 3);
                     for (slot, q) in layout.positions(h).into_iter().enumerate() {
                         let now = cells.update(q, 4u8.wrapping_neg(), slot, h, v);
                         if now >> 2 == 1 && (from..=sweep).contains(&q) {
@@ -308,11 +309,12 @@ fn count_and_sweep<V: Payload>(
     let mut overflow = false;
     // Keys ahead whose cells are prefetched (about 3 % off a 10M-key build).
     const AHEAD: usize = 16;
-    for (i, (&h, &v)) in hashes.iter().zip(values).enumerate() {
+    for i in 0..hashes.len() {
+        let (h, v) = (hashes[i], values[i]);
         if order_bits > 0 && group != Some(h & group_mask) {
             group = Some(h & group_mask);
             let frontier = layout.first_cell_at_least(h & group_mask).min(to);
-            advance(frontier, cells, out);
+            advance(frontier, cells, hashes, values, slots);
         }
         if let Some(&ahead) = hashes.get(i + AHEAD) {
             // The first touches of a key's later cells miss the cache: ask early.
@@ -326,7 +328,7 @@ fn count_and_sweep<V: Payload>(
             overflow |= cells.update(q, 4, slot, h, v) < 4;
         }
     }
-    advance(to, cells, out);
+    advance(to, cells, hashes, values, slots);
     overflow
 }
 
@@ -357,8 +359,8 @@ fn count_and_sweep<V: Payload>(
 /// hashes: deduplicate, or retry with another seed).
 pub(crate) fn peel<V: Payload>(
     layout: &Layout,
-    hashes: &[u64],
-    values: &[V],
+    hashes: Vec<u64>,
+    values: Vec<V>,
     order_bits: u32,
 ) -> Option<Peeled<V>> {
     // One region per 4M keys (at most 16): enough work per thread to pay for the spills.
@@ -369,8 +371,8 @@ pub(crate) fn peel<V: Payload>(
 /// [`peel`] with the number of regions given.
 fn peel_in_regions<V: Payload>(
     layout: &Layout,
-    hashes: &[u64],
-    values: &[V],
+    mut hashes: Vec<u64>,
+    mut values: Vec<V>,
     order_bits: u32,
     regions: usize,
 ) -> Option<Peeled<V>> {
@@ -408,20 +410,28 @@ fn peel_in_regions<V: Payload>(
             spill_hxor: Vec::new(),
             spill_vxor: Vec::new(),
         };
-        let mut out = Part::with_capacity(hashes.len());
-        if count_and_sweep(
-            layout, hashes, values, order_bits, &mut cells, 0, m, &mut out,
-        ) {
+        let mut slots = Vec::with_capacity(hashes.len());
+        let (hs, vs) = (&mut hashes[..], &mut values[..]);
+        if count_and_sweep(layout, hs, vs, order_bits, &mut cells, 0, m, &mut slots) {
             return None;
         }
-        return (out.keys.len() == hashes.len()).then_some(Peeled { parts: vec![out] });
+        return (slots.len() == hashes.len()).then_some(Peeled {
+            hashes,
+            values,
+            parts: vec![(0, slots)],
+            extra: Vec::new(),
+        });
     }
     starts.push((hashes.len(), m));
     // Cut the cell arrays at the region starts.
     let mut jobs = Vec::with_capacity(starts.len() - 1);
     let (mut rc, mut rh, mut rv) = (&mut count[..], &mut hxor[..], &mut vxor[..]);
+    let (mut kh, mut kv) = (&mut hashes[..], &mut values[..]);
     for (r, w) in starts.windows(2).enumerate() {
         let ((at, cell), (next_at, next_cell)) = (w[0], w[1]);
+        let (hs, th) = kh.split_at_mut(next_at - at);
+        let (vs, tv) = kv.split_at_mut(next_at - at);
+        (kh, kv) = (th, tv);
         let len = next_cell - cell;
         let (c, tc) = rc.split_at_mut(len);
         let (h, th) = rh.split_at_mut(len);
@@ -438,21 +448,18 @@ fn peel_in_regions<V: Payload>(
             spill_hxor: vec![0; tail],
             spill_vxor: vec![V::default(); tail],
         };
-        jobs.push((at..next_at, cells, from, next_cell));
+        jobs.push((at, hs, vs, cells, from, next_cell));
     }
     let done: Vec<_> = jobs
         .into_par_iter()
-        .map(|(range, mut cells, from, to)| {
-            let mut part = Part::with_capacity(range.len());
-            let hs = &hashes[range.clone()];
-            let vs = &values[range];
+        .map(|(at, hs, vs, mut cells, from, to)| {
+            let mut slots = Vec::with_capacity(hs.len());
             let overflow =
-                count_and_sweep(layout, hs, vs, order_bits, &mut cells, from, to, &mut part);
-
+                count_and_sweep(layout, hs, vs, order_bits, &mut cells, from, to, &mut slots);
             let end = cells.base + cells.count.len();
             (
                 overflow,
-                part,
+                (at, slots),
                 end,
                 cells.spill_count,
                 cells.spill_hxor,
@@ -490,7 +497,7 @@ fn peel_in_regions<V: Payload>(
         spill_hxor: Vec::new(),
         spill_vxor: Vec::new(),
     };
-    let mut out = Part::with_capacity(0);
+    let mut extra = Vec::new();
     let mut stack: Vec<u32> = boundary
         .into_iter()
         .filter(|&q| cells.count[q as usize] >> 2 == 1)
@@ -502,17 +509,20 @@ fn peel_in_regions<V: Payload>(
             continue;
         }
         let (h, v) = (cells.hxor[c], cells.vxor[c]);
-        out.keys.push((h, v));
-        out.slots.push(count & 3);
+        extra.push((h, v, count & 3));
         for (slot, q) in layout.positions(h).into_iter().enumerate() {
             if cells.update(q, 4u8.wrapping_neg(), slot, h, v) >> 2 == 1 {
                 stack.push(q as u32);
             }
         }
     }
-    parts.push(out);
-    let peeled: usize = parts.iter().map(|p| p.keys.len()).sum();
-    (peeled == hashes.len()).then_some(Peeled { parts })
+    let peeled = extra.len() + parts.iter().map(|(_, s)| s.len()).sum::<usize>();
+    (peeled == hashes.len()).then_some(Peeled {
+        hashes,
+        values,
+        parts,
+        extra,
+    })
 }
 
 /// A table of cells the solver writes.
@@ -531,8 +541,17 @@ pub(crate) fn assign<V: Payload>(
     target: impl Fn(u64, V) -> u64,
     cells: &mut impl CellStore,
 ) {
-    let parts = peeled.parts.iter().rev();
-    for (&(h, v), &slot) in parts.flat_map(|p| p.keys.iter().zip(&p.slots).rev()) {
+    let extra = peeled.extra.iter().rev().copied();
+    let parts = peeled.parts.iter().rev().flat_map(|(at, slots)| {
+        let hs = &peeled.hashes[*at..*at + slots.len()];
+        let vs = &peeled.values[*at..*at + slots.len()];
+        hs.iter()
+            .zip(vs)
+            .zip(slots)
+            .rev()
+            .map(|((&h, &v), &slot)| (h, v, slot))
+    });
+    for (h, v, slot) in extra.chain(parts) {
         let slot = usize::from(slot);
         let p = layout.positions(h);
         let mut x = target(h, v);
@@ -701,11 +720,12 @@ mod tests {
         let values: Vec<u32> = hashes.iter().map(|&h| (h >> 40) as u32 & 0xfff).collect();
         let layout = Layout::fuse(hashes.len());
         for (regions, order_bits) in [(1, bits), (2, bits), (3, bits), (7, bits), (1, 0)] {
-            let peeled = peel_in_regions(&layout, &hashes, &values, order_bits, regions)
-                .expect("300k keys peel");
+            let peeled =
+                peel_in_regions(&layout, hashes.clone(), values.clone(), order_bits, regions)
+                    .expect("300k keys peel");
             if order_bits > 0 {
-                let parts = if regions == 1 { 1 } else { regions + 1 };
-                assert_eq!(peeled.parts.len(), parts);
+                assert_eq!(peeled.parts.len(), regions);
+                assert_eq!(peeled.extra.is_empty(), regions == 1);
             }
             let mut cells = vec![0u16; layout.cells()];
             let target = |h: u64, v: u32| (fingerprint_hash(h) & 0xf000) | u64::from(v);
@@ -726,10 +746,10 @@ mod tests {
         let layout = Layout::fuse(hashes.len());
         let units = vec![(); hashes.len()];
         for regions in [1, 2, 3] {
-            assert!(peel_in_regions(&layout, &hashes, &units, 64, regions).is_none());
+            assert!(peel_in_regions(&layout, hashes.clone(), units.clone(), 64, regions).is_none());
         }
         let same = vec![42u64; 100];
         let layout = Layout::fuse(100);
-        assert!(peel(&layout, &same, &[(); 100], 64).is_none());
+        assert!(peel(&layout, same, vec![(); 100], 64).is_none());
     }
 }
