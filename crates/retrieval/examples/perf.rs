@@ -140,6 +140,7 @@ fn main() {
 fn approximator_vs_counting() {
     println!("\n| keys | counters | k | insert ours (ns/key) | insert counting (ns/key) | ours / counting | get ours (ns/key) | count counting (ns/key) | ours / counting |");
     println!("|---|---|---|---|---|---|---|---|---|");
+    let mut batch_rows = Vec::new();
     for n in [1_000_000u64, 10_000_000] {
         let keys: Vec<u64> = (0..n).map(mix64).collect();
         let shape = CountingBloomFilter::new(n, 0.01).unwrap();
@@ -178,7 +179,50 @@ fn approximator_vs_counting() {
             ri.push(a / b);
             rg.push(c / d);
         }
+        // Batches: ours `insert_batch` / `get_batch` vs the counting filter's
+        // `insert_batch` / `contains_batch` (it has no count batch).
+        let pairs: Vec<(u64, u8)> = keys.iter().map(|&k| (k, 1)).collect();
+        let (mut bo, mut bc, mut qo, mut qc, mut rbi, mut rbq) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for _ in 0..5 {
+            let (a, ours) = time(1, || {
+                let mut a = CountMin::<u8>::with_seed(m as usize, k as usize, 0).unwrap();
+                a.insert_batch(black_box(&pairs));
+                a
+            });
+            let (b, theirs) = time(1, || {
+                let mut c = CountingBloomFilter::new(n, 0.01).unwrap();
+                c.insert_batch(black_box(&keys));
+                c
+            });
+            let mut got = vec![0u8; keys.len()];
+            let (c, ()) = time(1, || ours.get_batch(black_box(&keys), &mut got).unwrap());
+            assert!(
+                got.iter().all(|&g| g >= 1),
+                "ours (batch): a member counted 0"
+            );
+            let mut hit = vec![false; keys.len()];
+            let (d, ()) = time(1, || {
+                theirs.contains_batch(black_box(&keys), &mut hit).unwrap()
+            });
+            assert!(hit.iter().all(|&h| h), "counting (batch): a member missed");
+            bo.push(a);
+            bc.push(b);
+            qo.push(c);
+            qc.push(d);
+            rbi.push(a / b);
+            rbq.push(c / d);
+        }
         let ns = |v: Vec<f64>| median(v) * 1e9 / n as f64;
+        batch_rows.push(format!(
+            "| {n} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            ns(bo),
+            ns(bc),
+            median(rbi),
+            ns(qo),
+            ns(qc),
+            median(rbq)
+        ));
         println!(
             "| {n} | {m} | {k} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             ns(io),
@@ -188,5 +232,10 @@ fn approximator_vs_counting() {
             ns(gc),
             median(rg)
         );
+    }
+    println!("\n| keys | insert_batch ours (ns/key) | insert_batch counting (ns/key) | ours / counting | get_batch ours (ns/key) | contains_batch counting (ns/key) | ours / counting |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in batch_rows {
+        println!("{r}");
     }
 }

@@ -155,6 +155,11 @@ pub struct CompactApproximator<L: Lattice> {
     cells: Vec<L::Value>,
 }
 
+/// Keys hashed at a time by the batch operations.
+const BATCH: usize = 64;
+/// Keys ahead of the one applied whose cells are prefetched.
+const AHEAD: usize = 4;
+
 /// A count-min sketch: [`CompactApproximator`] over [`SumLattice`].
 pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
 
@@ -279,6 +284,73 @@ impl<L: Lattice> CompactApproximator<L> {
         let mut p = self.positions(hash);
         let first = self.cells[p.next().expect("k >= 1")];
         p.fold(first, |v, c| L::meet(v, self.cells[c]))
+    }
+
+    /// Inserts every `(key, value)` pair, hashing a block of keys first and prefetching
+    /// each key's cells a few keys ahead, so the cache misses of different keys overlap
+    /// (the single-key [`insert`](Self::insert) waits on its own). Same result as
+    /// inserting the pairs one by one.
+    pub fn insert_batch<Q: Hash>(&mut self, pairs: &[(Q, L::Value)]) {
+        let mut hashes = [0u64; BATCH];
+        for block in pairs.chunks(BATCH) {
+            for (h, (k, _)) in hashes.iter_mut().zip(block) {
+                *h = self.hasher.hash_one(k);
+            }
+            let hs = &hashes[..block.len()];
+            for &h in hs.iter().take(AHEAD) {
+                self.prefetch(h);
+            }
+            for (i, (&h, (_, v))) in hs.iter().zip(block).enumerate() {
+                if let Some(&next) = hs.get(i + AHEAD) {
+                    self.prefetch(next);
+                }
+                self.insert_hash(h, *v);
+            }
+        }
+    }
+
+    /// [`get`](Self::get) of every key into `out`, prefetching as
+    /// [`insert_batch`](Self::insert_batch) does.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`]) when
+    /// `out` is not as long as `keys`; `out` is then untouched.
+    pub fn get_batch<Q: Hash>(
+        &self,
+        keys: &[Q],
+        out: &mut [L::Value],
+    ) -> Result<(), RetrievalError> {
+        if keys.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: keys.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let mut hashes = [0u64; BATCH];
+        for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (h, k) in hashes.iter_mut().zip(block) {
+                *h = self.hasher.hash_one(k);
+            }
+            let hs = &hashes[..block.len()];
+            for &h in hs.iter().take(AHEAD) {
+                self.prefetch(h);
+            }
+            for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
+                if let Some(&next) = hs.get(i + AHEAD) {
+                    self.prefetch(next);
+                }
+                *o = self.get_hash(h);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        for p in self.positions(hash) {
+            bloomforge_core::batch::prefetch(self.cells.as_ptr().wrapping_add(p));
+        }
     }
 
     /// Empties every cell.

@@ -158,3 +158,25 @@ fn new_builder_and_collect() {
         assert_eq!(collected.get(k), extended.get(k));
     }
 }
+
+/// The batch operations give exactly the single-key results; a length mismatch is an
+/// error that leaves `out` untouched.
+#[test]
+fn batches_match_single_operations() {
+    let ops = values(4000);
+    let mut single = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
+    let mut batch = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
+    for (k, v) in &ops {
+        single.insert(k, *v as u16);
+    }
+    batch.insert_batch(&ops.iter().map(|&(k, v)| (k, v as u16)).collect::<Vec<_>>());
+    let keys: Vec<u64> = (0..5000).collect();
+    let mut out = vec![0u16; keys.len()];
+    batch.get_batch(&keys, &mut out).unwrap();
+    for (k, o) in keys.iter().zip(&out) {
+        assert_eq!(*o, single.get(k));
+    }
+    let mut short = vec![7u16; 3];
+    assert!(batch.get_batch(&keys, &mut short).is_err());
+    assert_eq!(short, vec![7u16; 3]);
+}
