@@ -239,7 +239,7 @@ OPTIONS
 
 Filters: blocked, blocked-atomic, split-block, split-block-atomic, standard,
 standard-atomic, fastbloom, fastbloom-atomic, bloomfilter, sbbf-rs-safe,
-parquet-sbbf, xorf-bfuse8, hashset, cuckoo, cuckoofilter, scalable-cuckoo,
+parquet-sbbf, binary-fuse-8, xorf-bfuse8, hashset, cuckoo, cuckoofilter, scalable-cuckoo,
 scalable, growable-bloom (and counting / d-left where built).
 ";
 

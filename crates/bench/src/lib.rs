@@ -36,6 +36,7 @@ pub mod report;
 pub mod rng;
 pub mod subjects;
 pub mod subjects_cuckoo;
+pub mod subjects_retrieval;
 pub mod subjects_stream;
 pub mod theory;
 pub mod timing;

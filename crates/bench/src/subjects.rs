@@ -12,6 +12,7 @@
 //! hash cost is part of every number, as users would pay it.
 
 use crate::subjects_cuckoo::{build_cuckoo, build_cuckoofilter, build_scalable_cuckoo};
+use crate::subjects_retrieval::build_binary_fuse8;
 use crate::subjects_stream::{build_growable, build_scalable};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
@@ -267,6 +268,7 @@ pub fn registry() -> Vec<Entry> {
         entry!("bloomfilter", Standard, Peer, static = false, "bloomfilter 3 Bloom, SipHash-1-3 x2, own k", build_bloomfilter),
         entry!("sbbf-rs-safe", SplitBlock256, Peer, static = false, "sbbf-rs-safe 0.3 Filter, XXH64", build_sbbf_rs),
         entry!("parquet-sbbf", SplitBlock256, Peer, static = false, "parquet 60 Sbbf, XXH64, power-of-two size", build_parquet),
+        entry!("binary-fuse-8", BinaryFuse8, Ours, static = true, "bloomforge-retrieval BinaryFuseFilter<u8>, foldhash, parallel build (static, build = insert)", build_binary_fuse8),
         entry!("xorf-bfuse8", BinaryFuse8, Peer, static = true, "xorf 0.11 BinaryFuse8 (static, build = insert)", build_xorf),
         entry!("hashset", Exact, Reference, static = false, "std HashSet, SipHash-1-3 (exact)", build_hashset),
     ]

@@ -2,8 +2,10 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use bloomforge_core::format::{self, u32_at, FilterKind};
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind};
 use bloomforge_core::hash::DefaultHasher;
+
+use rayon::prelude::*;
 
 use crate::peel::{self, CellStore, Layout, LAYOUT_BYTES};
 use crate::RetrievalError;
@@ -34,18 +36,91 @@ impl Packed {
     }
 }
 
+/// Cell `c` of `width`-bit cells packed into words read by `word`.
+#[inline(always)]
+fn packed_get(width: u32, c: usize, word: impl Fn(usize) -> u64) -> u64 {
+    let bit = c * width as usize;
+    let (w, off) = (bit / 64, bit % 64);
+    let lo = word(w) >> off;
+    let hi = if off == 0 {
+        0
+    } else {
+        word(w + 1) << (64 - off)
+    };
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    (lo | hi) & mask
+}
+
+/// What a key's three cells say: its value if the fingerprint bits match.
+#[inline(always)]
+fn answer(
+    layout: &Layout,
+    value_bits: u32,
+    fingerprint_bits: u32,
+    hash: u64,
+    cell: impl Fn(usize) -> u64,
+) -> Option<u32> {
+    let [a, b, c] = layout.positions(hash);
+    let x = cell(a) ^ cell(b) ^ cell(c);
+    let fmask = if fingerprint_bits == 0 {
+        0
+    } else {
+        (1u64 << fingerprint_bits) - 1
+    };
+    let want = peel::fingerprint_hash(hash) & fmask;
+    (x >> value_bits == want).then(|| (x & ((1u64 << value_bits) - 1)) as u32)
+}
+
+/// The fields of a serialized Bloomier filter, validated; the cells' words as bytes.
+struct Parsed<'a> {
+    hasher: DefaultHasher,
+    layout: Layout,
+    items: u64,
+    value_bits: u32,
+    fingerprint_bits: u32,
+    words: &'a [u8],
+}
+
+fn parse(bytes: &[u8]) -> Result<Parsed<'_>, RetrievalError> {
+    let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
+    let (header, payload, hasher) =
+        format::decode::<DefaultHasher>(bytes, FilterKind::Bloomier, None)?;
+    let layout = Layout::read(payload)?;
+    if payload.len() < LAYOUT_BYTES + 8 {
+        return Err(corrupt("payload too short"));
+    }
+    let value_bits = u32_at(payload, LAYOUT_BYTES);
+    let fingerprint_bits = u32_at(payload, LAYOUT_BYTES + 4);
+    if !(1..=32).contains(&value_bits) || fingerprint_bits > 32 {
+        return Err(corrupt("value or fingerprint width out of range"));
+    }
+    let width = value_bits + fingerprint_bits;
+    let body = &payload[LAYOUT_BYTES + 8..];
+    let words = (layout.cells() as u64 * u64::from(width)).div_ceil(64) + 1;
+    if header.num_hashes != 3
+        || body.len() as u64 != words * 8
+        || header.num_bits != layout.cells() as u64 * u64::from(width)
+    {
+        return Err(corrupt("cell count or width does not match the layout"));
+    }
+    Ok(Parsed {
+        hasher,
+        layout,
+        items: header.items,
+        value_bits,
+        fingerprint_bits,
+        words: body,
+    })
+}
+
 impl CellStore for Packed {
     #[inline(always)]
     fn get(&self, c: usize) -> u64 {
-        let bit = c * self.width as usize;
-        let (w, off) = (bit / 64, bit % 64);
-        let lo = self.words[w] >> off;
-        let hi = if off == 0 {
-            0
-        } else {
-            self.words[w + 1] << (64 - off)
-        };
-        (lo | hi) & self.mask()
+        packed_get(self.width, c, |w| self.words[w])
     }
     #[inline(always)]
     fn set(&mut self, c: usize, v: u64) {
@@ -80,7 +155,8 @@ impl CellStore for Packed {
 /// ```
 #[derive(Clone, Debug)]
 pub struct BloomierFilter {
-    seed: u64,
+    // Kept built (not as a seed) so `get` does not redo foldhash's seed mixing per key.
+    hasher: DefaultHasher,
     layout: Layout,
     items: u64,
     value_bits: u32,
@@ -106,7 +182,7 @@ impl BloomierFilter {
     ///
     /// # Errors
     /// As [`build_with_seed`](Self::build_with_seed).
-    pub fn build<K: Hash + Eq>(
+    pub fn build<K: Hash + Eq + Sync>(
         pairs: &[(K, u32)],
         value_bits: u32,
         fingerprint_bits: u32,
@@ -122,7 +198,7 @@ impl BloomierFilter {
     /// fit `value_bits`, or 2^32 keys or more; [`RetrievalError::DuplicateKey`] for a key
     /// given with two values; [`RetrievalError::ConstructionFailed`] if 100 derived seeds
     /// all fail to peel; [`RetrievalError::Core`] if the table cannot be allocated.
-    pub fn build_with_seed<K: Hash + Eq>(
+    pub fn build_with_seed<K: Hash + Eq + Sync>(
         pairs: &[(K, u32)],
         value_bits: u32,
         fingerprint_bits: u32,
@@ -148,12 +224,15 @@ impl BloomierFilter {
         'attempts: for attempt in 0..peel::MAX_ATTEMPTS {
             let s = peel::attempt_seed(seed, attempt);
             let hasher = DefaultHasher::with_seed(s);
-            let mut entries: Vec<(u64, u32)> = pairs
-                .iter()
-                .enumerate()
-                .map(|(i, (k, _))| (hasher.hash_one(k), i as u32))
-                .collect();
-            entries.sort_unstable();
+            let hash = |(i, (k, _)): (usize, &(K, u32))| (hasher.hash_one(k), i as u32);
+            let mut entries: Vec<(u64, u32)>;
+            if pairs.len() < peel::PARALLEL_MIN {
+                entries = pairs.iter().enumerate().map(hash).collect();
+                entries.sort_unstable();
+            } else {
+                entries = pairs.par_iter().enumerate().map(hash).collect();
+                entries.par_sort_unstable();
+            }
             // Equal hashes: the same key (same value: keep one; other value: an error) or
             // two keys that collide on 64 bits (another seed).
             let mut hashes = Vec::with_capacity(entries.len());
@@ -181,8 +260,9 @@ impl BloomierFilter {
                 hashes.push(h);
                 values.push(pairs[i as usize].1);
             }
-            let layout = Layout::fuse(hashes.len());
-            let Some(order) = peel::peel(&layout, &hashes) else {
+            let items = hashes.len();
+            let layout = Layout::fuse(items);
+            let Some(peeled) = peel::peel(&layout, hashes, values, 64) else {
                 continue;
             };
             let mut cells = Packed::new(value_bits + fingerprint_bits, layout.cells())?;
@@ -193,18 +273,14 @@ impl BloomierFilter {
             };
             peel::assign(
                 &layout,
-                &hashes,
-                &order,
-                |i| {
-                    ((peel::fingerprint_hash(hashes[i]) & fmask) << value_bits)
-                        | u64::from(values[i])
-                },
+                &peeled,
+                |h, v| ((peel::fingerprint_hash(h) & fmask) << value_bits) | u64::from(v),
                 &mut cells,
             );
             return Ok(BloomierFilter {
-                seed: s,
+                hasher,
                 layout,
-                items: hashes.len() as u64,
+                items: items as u64,
                 value_bits,
                 fingerprint_bits,
                 cells,
@@ -219,26 +295,19 @@ impl BloomierFilter {
     /// probability 2^-fingerprint_bits (then an arbitrary value).
     #[inline]
     pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> Option<u32> {
-        self.get_hash(DefaultHasher::with_seed(self.seed).hash_one(key))
+        self.get_hash(self.hasher.hash_one(key))
     }
 
     /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
     #[inline]
     pub fn get_hash(&self, hash: u64) -> Option<u32> {
-        let [a, b, c] = self.layout.positions(hash);
-        let x = self.cells.get(a) ^ self.cells.get(b) ^ self.cells.get(c);
-        let fmask = if self.fingerprint_bits == 0 {
-            0
-        } else {
-            (1u64 << self.fingerprint_bits) - 1
-        };
-        let want = peel::fingerprint_hash(hash) & fmask;
-        (x >> self.value_bits == want).then(|| (x & ((1u64 << self.value_bits) - 1)) as u32)
+        let (v, f) = (self.value_bits, self.fingerprint_bits);
+        answer(&self.layout, v, f, hash, |c| self.cells.get(c))
     }
 
     /// The hasher keys are hashed with (its seed is the one that peeled).
     pub fn hasher(&self) -> DefaultHasher {
-        DefaultHasher::with_seed(self.seed)
+        self.hasher
     }
 
     /// Distinct keys stored.
@@ -323,38 +392,130 @@ impl BloomierFilter {
     /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
     /// truncated or foreign bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
-        let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
-        let (header, payload, hasher) =
-            format::decode::<DefaultHasher>(bytes, FilterKind::Bloomier, None)?;
-        let layout = Layout::read(payload)?;
-        if payload.len() < LAYOUT_BYTES + 8 {
-            return Err(corrupt("payload too short"));
-        }
-        let value_bits = u32_at(payload, LAYOUT_BYTES);
-        let fingerprint_bits = u32_at(payload, LAYOUT_BYTES + 4);
-        if !(1..=32).contains(&value_bits) || fingerprint_bits > 32 {
-            return Err(corrupt("value or fingerprint width out of range"));
-        }
-        let width = value_bits + fingerprint_bits;
-        let body = &payload[LAYOUT_BYTES + 8..];
-        let words = (layout.cells() as u64 * u64::from(width)).div_ceil(64) + 1;
-        if header.num_hashes != 3
-            || body.len() as u64 != words * 8
-            || header.num_bits != layout.cells() as u64 * u64::from(width)
-        {
-            return Err(corrupt("cell count or width does not match the layout"));
-        }
-        let words = body
+        let p = parse(bytes)?;
+        let words = p
+            .words
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
         Ok(BloomierFilter {
-            seed: hasher.seed(),
-            layout,
-            items: header.items,
-            value_bits,
-            fingerprint_bits,
-            cells: Packed { width, words },
+            hasher: p.hasher,
+            layout: p.layout,
+            items: p.items,
+            value_bits: p.value_bits,
+            fingerprint_bits: p.fingerprint_bits,
+            cells: Packed {
+                width: p.value_bits + p.fingerprint_bits,
+                words,
+            },
         })
+    }
+}
+
+/// A zero-copy, read-only [`BloomierFilter`] over its serialized bytes.
+///
+/// The payload's packed cells are read in place (little-endian words, any alignment):
+/// opening costs one checksum pass and no allocation. Answers exactly as the owned filter
+/// the bytes came from.
+///
+/// ```
+/// use bloomforge_retrieval::{BloomierFilter, BloomierFilterView};
+/// let pairs: Vec<(u64, u32)> = (0..1000).map(|i| (i, (i * 3) as u32)).collect();
+/// let owned = BloomierFilter::build(&pairs, 12, 8)?;
+/// let bytes = owned.to_bytes();
+/// let view = BloomierFilterView::from_bytes(&bytes)?;
+/// assert_eq!(view.get(&42u64), Some(126));
+/// assert_eq!(view.get(&5000u64), owned.get(&5000u64));
+/// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct BloomierFilterView<'a> {
+    hasher: DefaultHasher,
+    layout: Layout,
+    items: u64,
+    value_bits: u32,
+    fingerprint_bits: u32,
+    words: &'a [u8],
+}
+
+impl<'a> BloomierFilterView<'a> {
+    /// Borrows bytes written by [`BloomierFilter::to_bytes`], checking every header field,
+    /// the layout, the widths and the payload checksum.
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
+    /// truncated or foreign bytes.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, RetrievalError> {
+        let p = parse(bytes)?;
+        Ok(Self {
+            hasher: p.hasher,
+            layout: p.layout,
+            items: p.items,
+            value_bits: p.value_bits,
+            fingerprint_bits: p.fingerprint_bits,
+            words: p.words,
+        })
+    }
+
+    /// The value of `key`, as [`BloomierFilter::get`].
+    #[inline]
+    pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> Option<u32> {
+        self.get_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
+    #[inline]
+    pub fn get_hash(&self, hash: u64) -> Option<u32> {
+        let (v, f) = (self.value_bits, self.fingerprint_bits);
+        answer(&self.layout, v, f, hash, |c| {
+            packed_get(v + f, c, |w| u64_at(self.words, 8 * w))
+        })
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> DefaultHasher {
+        self.hasher
+    }
+
+    /// Distinct keys stored.
+    pub fn len(&self) -> usize {
+        self.items as usize
+    }
+
+    /// Whether no key is stored.
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    /// Bits per value.
+    pub fn value_bits(&self) -> u32 {
+        self.value_bits
+    }
+
+    /// Bits of fingerprint per cell.
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.fingerprint_bits
+    }
+
+    /// Probability that a key outside the set gets `Some(_)`: 2^-fingerprint_bits.
+    pub fn expected_false_pos(&self) -> f64 {
+        (-f64::from(self.fingerprint_bits)).exp2()
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> BloomierFilter {
+        BloomierFilter {
+            hasher: self.hasher,
+            layout: self.layout,
+            items: self.items,
+            value_bits: self.value_bits,
+            fingerprint_bits: self.fingerprint_bits,
+            cells: Packed {
+                width: self.value_bits + self.fingerprint_bits,
+                words: (0..self.words.len() / 8)
+                    .map(|w| u64_at(self.words, 8 * w))
+                    .collect(),
+            },
+        }
     }
 }

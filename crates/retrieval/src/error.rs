@@ -59,7 +59,35 @@ impl From<RetrievalError> for bloomforge_core::Error {
     fn from(e: RetrievalError) -> Self {
         match e {
             RetrievalError::Core(c) => c,
-            other => bloomforge_core::Error::Io(other.to_string()),
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetrievalError;
+    use std::error::Error as _;
+
+    #[test]
+    fn converts_into_core_error_and_back() {
+        let e = RetrievalError::DecodeFailed {
+            recovered: 3,
+            stuck_cells: 7,
+        };
+        let msg = e.to_string();
+        let core: bloomforge_core::Error = e.into();
+        assert_eq!(core.to_string(), msg);
+        let bloomforge_core::Error::Filter(src) = &core else {
+            panic!("expected Error::Filter, got {core:?}");
+        };
+        assert!(matches!(
+            src.downcast_ref::<RetrievalError>(),
+            Some(RetrievalError::DecodeFailed { recovered: 3, .. })
+        ));
+        let _ = core.source();
+        let wrapped: bloomforge_core::Error =
+            RetrievalError::Core(bloomforge_core::Error::ZeroItems).into();
+        assert_eq!(wrapped, bloomforge_core::Error::ZeroItems);
     }
 }

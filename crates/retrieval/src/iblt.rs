@@ -19,6 +19,14 @@ const SALT: [u64; K] = [
 /// Bytes of one serialized cell.
 const CELL_BYTES: usize = 24;
 
+/// `1.5 d + 30` cells for an expected difference `d` (see the README's decode curve).
+fn cells_for_diff(d: usize) -> Result<usize, RetrievalError> {
+    if d == 0 {
+        return Err(bloomforge_core::Error::ZeroItems.into());
+    }
+    Ok((d as f64 * 1.5).ceil() as usize + 30)
+}
+
 /// One cell: how many entries, the xor of their key hashes and of their check hashes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Cell {
@@ -56,12 +64,47 @@ fn check(h: u64) -> u64 {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Iblt {
-    seed: u64,
+    // Kept built (not as a seed) so inserts do not redo foldhash's seed mixing per key.
+    hasher: DefaultHasher,
     subtable: usize,
     cells: Vec<Cell>,
 }
 
+/// The expected difference [`Iblt`]'s `FromIterator` sizes for.
+pub const DEFAULT_EXPECTED_DIFF: usize = 1000;
+
 impl Iblt {
+    /// A table for a symmetric difference of about `expected_diff` entries, hasher seed 0:
+    /// [`with_expected_diff`](Self::with_expected_diff), and the same as
+    /// `Iblt::builder().expected_diff(d).build()`. (An IBLT is sized by the difference it
+    /// must list, not by the set it holds.)
+    ///
+    /// ```
+    /// use bloomforge_retrieval::Iblt;
+    /// let a = Iblt::new(100)?;
+    /// let b = Iblt::builder().expected_diff(100).seed(0).build()?;
+    /// assert_eq!(a, b);
+    /// let c: Iblt = (0..50u32).collect();
+    /// assert_eq!(c.cells(), Iblt::new(bloomforge_retrieval::DEFAULT_EXPECTED_DIFF)?.cells());
+    /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`with_expected_diff`](Self::with_expected_diff).
+    pub fn new(expected_diff: usize) -> Result<Self, RetrievalError> {
+        Self::builder().expected_diff(expected_diff).build()
+    }
+
+    /// The builder: `.expected_diff(d).seed(s).build()`, or `.cells(c)` for a table of
+    /// exactly `c` cells (rounded up to three subtables).
+    pub fn builder() -> IbltBuilder {
+        IbltBuilder {
+            expected_diff: None,
+            cells: None,
+            seed: 0,
+        }
+    }
+
     /// A table that lists a difference of up to `d` entries with high probability:
     /// `1.5 d + 30` cells rounded up to three equal subtables (the README's curve shows the
     /// decode rate against cells per entry). Hasher seed 0.
@@ -69,11 +112,7 @@ impl Iblt {
     /// # Errors
     /// [`bloomforge_core::Error::ZeroItems`] for `d == 0`; an allocation failure.
     pub fn with_expected_diff(d: usize) -> Result<Self, RetrievalError> {
-        if d == 0 {
-            return Err(bloomforge_core::Error::ZeroItems.into());
-        }
-        let cells = (d as f64 * 1.5).ceil() as usize + 30;
-        Self::with_cells(cells, 0)
+        Self::with_cells(cells_for_diff(d)?, 0)
     }
 
     /// A table of `cells` cells (rounded up to a multiple of three) with hasher seed `seed`.
@@ -92,7 +131,7 @@ impl Iblt {
                 max: usize::MAX as u64 / 64,
             })?;
         Ok(Iblt {
-            seed,
+            hasher: DefaultHasher::with_seed(seed),
             subtable,
             cells: crate::peel::alloc(n, Cell::default())?,
         })
@@ -100,7 +139,7 @@ impl Iblt {
 
     /// The hasher keys are hashed with.
     pub fn hasher(&self) -> DefaultHasher {
-        DefaultHasher::with_seed(self.seed)
+        self.hasher
     }
 
     /// Number of cells.
@@ -163,11 +202,11 @@ impl Iblt {
                 theirs: other.cells.len() as u64,
             });
         }
-        if self.seed != other.seed {
+        if self.hasher.seed() != other.hasher.seed() {
             return Err(RetrievalError::Mismatch {
                 what: "seed",
-                ours: self.seed,
-                theirs: other.seed,
+                ours: self.hasher.seed(),
+                theirs: other.hasher.seed(),
             });
         }
         let mut out = self.clone();
@@ -301,9 +340,78 @@ impl Iblt {
             })
             .collect();
         Ok(Iblt {
-            seed: hasher.seed(),
+            hasher,
             subtable: subtable as usize,
             cells,
         })
+    }
+}
+
+/// Builder of [`Iblt`]: `expected_diff` (the symmetric difference it must list) or
+/// `cells`, and `seed`; validation in [`build`](Self::build).
+#[must_use]
+#[derive(Clone, Copy, Debug)]
+pub struct IbltBuilder {
+    expected_diff: Option<usize>,
+    cells: Option<usize>,
+    seed: u64,
+}
+
+impl IbltBuilder {
+    /// Entries of the difference the table must list (sizes it to `1.5 d + 30` cells).
+    pub fn expected_diff(mut self, d: usize) -> Self {
+        self.expected_diff = Some(d);
+        self
+    }
+
+    /// Exactly `cells` cells (rounded up to a multiple of three), overriding
+    /// `expected_diff`.
+    pub fn cells(mut self, cells: usize) -> Self {
+        self.cells = Some(cells);
+        self
+    }
+
+    /// The hasher's seed (default 0); tables to be subtracted need the same seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The table.
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::ZeroItems`] if neither `expected_diff` nor `cells` was
+    /// given or `expected_diff` is 0; [`bloomforge_core::Error::ZeroBits`] for 0 cells; an
+    /// allocation failure.
+    pub fn build(self) -> Result<Iblt, RetrievalError> {
+        let cells = match (self.cells, self.expected_diff) {
+            (Some(c), _) => c,
+            (None, Some(d)) => cells_for_diff(d)?,
+            (None, None) => return Err(bloomforge_core::Error::ZeroItems.into()),
+        };
+        Iblt::with_cells(cells, self.seed)
+    }
+}
+
+/// Collects keys into `Iblt::new(DEFAULT_EXPECTED_DIFF)` (seed 0): build the other side
+/// with the same size to subtract them.
+///
+/// # Panics
+/// Only if the table cannot be allocated.
+impl<K: Hash> FromIterator<K> for Iblt {
+    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+        let mut t = Iblt::new(DEFAULT_EXPECTED_DIFF)
+            .expect("valid default parameters; only an allocation failure reaches here");
+        t.extend(iter);
+        t
+    }
+}
+
+/// Inserts every key ([`insert`](Iblt::insert) cannot fail).
+impl<K: Hash> Extend<K> for Iblt {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        for k in iter {
+            self.insert(&k);
+        }
     }
 }

@@ -24,9 +24,10 @@ mod iblt;
 mod peel;
 
 pub use approx::{
-    CompactApproximator, CountMin, Counter, Lattice, MaxLattice, MinLattice, SumLattice,
+    CompactApproximator, CompactApproximatorBuilder, CountMin, Counter, Lattice, MaxLattice,
+    MinLattice, SumLattice,
 };
-pub use bloomier::BloomierFilter;
+pub use bloomier::{BloomierFilter, BloomierFilterView};
 pub use error::RetrievalError;
-pub use fuse::{BinaryFuseFilter, Fingerprint, XorFilter};
-pub use iblt::Iblt;
+pub use fuse::{BinaryFuseFilter, BinaryFuseFilterView, Fingerprint, XorFilter, XorFilterView};
+pub use iblt::{Iblt, IbltBuilder, DEFAULT_EXPECTED_DIFF};

@@ -33,10 +33,10 @@ fn values(n: u64) -> Vec<(u64, u32)> {
 #[test]
 fn bounds_hold_against_a_model() {
     let ops = values(5000);
-    let mut max = CompactApproximator::<MaxLattice<u32>>::new(8000, 4).unwrap();
-    let mut min = CompactApproximator::<MinLattice<u16>>::new(8000, 4).unwrap();
-    let mut sum = CountMin::<u32>::new(8000, 4).unwrap();
-    let mut small = CountMin::<u8>::new(8000, 4).unwrap();
+    let mut max = CompactApproximator::<MaxLattice<u32>>::with_cells(8000, 4).unwrap();
+    let mut min = CompactApproximator::<MinLattice<u16>>::with_cells(8000, 4).unwrap();
+    let mut sum = CountMin::<u32>::with_cells(8000, 4).unwrap();
+    let mut small = CountMin::<u8>::with_cells(8000, 4).unwrap();
     let (mut mmax, mut mmin, mut msum) = (HashMap::new(), HashMap::new(), HashMap::new());
     for &(k, v) in &ops {
         max.insert(&k, v);
@@ -93,14 +93,90 @@ fn exact_with_the_theoretical_probability() {
 
 #[test]
 fn parameters_are_checked() {
-    assert!(CountMin::<u8>::new(0, 3).is_err());
-    assert!(CountMin::<u8>::new(10, 0).is_err());
-    assert!(CountMin::<u8>::new(10, 17).is_err());
-    let mut c = CountMin::<u8>::new(10, 2).unwrap();
+    assert!(CountMin::<u8>::with_cells(0, 3).is_err());
+    assert!(CountMin::<u8>::with_cells(10, 0).is_err());
+    assert!(CountMin::<u8>::with_cells(10, 17).is_err());
+    let mut c = CountMin::<u8>::with_cells(10, 2).unwrap();
     for _ in 0..300 {
         c.insert("a", 1);
     }
     assert_eq!(c.get("a"), 255);
     c.clear();
     assert_eq!(c.get("a"), 0);
+}
+
+/// `new(n, p)` and the builder size alike from the theory, and at `n` keys the inexact
+/// answers stay at the target rate; `collect` / `extend` match a `HashMap` model's bounds.
+#[test]
+fn new_builder_and_collect() {
+    use bloomforge_retrieval::RetrievalError;
+    let n = 20_000u64;
+    let mut a = CountMin::<u32>::new(n, 0.01).unwrap();
+    let b = CountMin::<u32>::builder()
+        .expected_items(n)
+        .false_pos(0.01)
+        .seed(0)
+        .build()
+        .unwrap();
+    assert_eq!((a.cells(), a.hashes()), (b.cells(), b.hashes()));
+    // core's std_size for 20 000 keys at 1 %: about 9.6 cells a key, k = 7.
+    assert_eq!(a.hashes(), 7);
+    assert!((9.5..9.8).contains(&(a.cells() as f64 / n as f64)));
+    for i in 0..n {
+        a.insert(&i, 1);
+    }
+    let inexact = (0..n).filter(|i| a.get(i) != 1).count() as u64;
+    // Inexact with probability at most 1 % per key; 200 expected (sd 14): above 300 is
+    // 7 sd out (p < 1e-11). (Keys' answers are weakly dependent; the margin covers it.)
+    assert!(inexact <= 300, "{inexact}");
+    for bad in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(matches!(
+            CountMin::<u8>::new(10, bad),
+            Err(RetrievalError::Core(
+                bloomforge_core::Error::InvalidFalsePositiveRate(_)
+            ))
+        ));
+    }
+    assert_eq!(
+        CountMin::<u8>::new(0, 0.01).unwrap_err(),
+        RetrievalError::Core(bloomforge_core::Error::ZeroItems)
+    );
+    assert!(CountMin::<u8>::builder().build().is_err());
+
+    let ops = values(3000);
+    let collected: CompactApproximator<MaxLattice<u32>> = ops.iter().copied().collect();
+    // `collect` sizes for as many keys as pairs, at the default 1 %.
+    let mut extended = CompactApproximator::<MaxLattice<u32>>::new(ops.len() as u64, 0.01).unwrap();
+    extended.extend(ops.iter().copied());
+    let mut model: HashMap<u64, u32> = HashMap::new();
+    for &(k, v) in &ops {
+        let e = model.entry(k).or_insert(0);
+        *e = (*e).max(v);
+    }
+    for (k, &v) in &model {
+        assert!(collected.get(k) >= v);
+        assert_eq!(collected.get(k), extended.get(k));
+    }
+}
+
+/// The batch operations give exactly the single-key results; a length mismatch is an
+/// error that leaves `out` untouched.
+#[test]
+fn batches_match_single_operations() {
+    let ops = values(4000);
+    let mut single = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
+    let mut batch = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
+    for (k, v) in &ops {
+        single.insert(k, *v as u16);
+    }
+    batch.insert_batch(&ops.iter().map(|&(k, v)| (k, v as u16)).collect::<Vec<_>>());
+    let keys: Vec<u64> = (0..5000).collect();
+    let mut out = vec![0u16; keys.len()];
+    batch.get_batch(&keys, &mut out).unwrap();
+    for (k, o) in keys.iter().zip(&out) {
+        assert_eq!(*o, single.get(k));
+    }
+    let mut short = vec![7u16; 3];
+    assert!(batch.get_batch(&keys, &mut short).is_err());
+    assert_eq!(short, vec![7u16; 3]);
 }

@@ -187,3 +187,101 @@ fn round_trips_and_corrupt_bytes() {
     bloomforge_core::format::reseal(&mut huge);
     assert!(BloomierFilter::from_bytes(&huge).is_err());
 }
+
+/// Large builds run in parallel; the bytes do not depend on the number of threads, and
+/// repeated keys (which take the deduplicating path) are stored once.
+#[test]
+fn parallel_builds_are_deterministic_and_take_repeats() {
+    let keys: Vec<u64> = (0..300_000u64).map(|i| i % 250_000).collect();
+    let build = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| BinaryFuseFilter::<u8>::build_from(&keys, 9).unwrap())
+    };
+    let (one, two) = (build(1), build(2));
+    assert_eq!(one.to_bytes(), two.to_bytes());
+    assert_eq!(one.len(), 250_000);
+    assert!(keys.iter().all(|k| one.contains(k)));
+    let pairs: Vec<(u64, u32)> = (0..200_000u64).map(|i| (i, (i % 1000) as u32)).collect();
+    let map = BloomierFilter::build(&pairs, 10, 8).unwrap();
+    assert!(pairs.iter().all(|(k, v)| map.get(k) == Some(*v)));
+}
+
+/// Zero-copy views answer exactly as the owned filters, at any alignment, and refuse what
+/// `from_bytes` refuses.
+#[test]
+fn views_match_the_owned_filters_and_refuse_corrupt_bytes() {
+    use bloomforge_retrieval::{BinaryFuseFilterView, BloomierFilterView, XorFilterView};
+    let pairs = string_pairs(3000, 11);
+    let absent: Vec<String> = (0..20_000).map(|i| format!("absent-{i}")).collect();
+    let keys: Vec<&String> = pairs.iter().map(|(k, _)| k).collect();
+
+    let map = BloomierFilter::build(&pairs, 11, 6).unwrap();
+    let bytes = map.to_bytes();
+    // Shifted by one byte: the view reads unaligned words.
+    let mut shifted = vec![0u8; 1];
+    shifted.extend_from_slice(&bytes);
+    for b in [&bytes[..], &shifted[1..]] {
+        let view = BloomierFilterView::from_bytes(b).unwrap();
+        assert_eq!(
+            (view.len(), view.value_bits(), view.fingerprint_bits()),
+            (3000, 11, 6)
+        );
+        for (k, v) in &pairs {
+            assert_eq!(view.get(k), Some(*v));
+        }
+        // Outside the set: the same answers (values and false positives) as the owner.
+        assert!(absent.iter().all(|k| view.get(k) == map.get(k)));
+        assert_eq!(view.to_filter().to_bytes(), bytes);
+    }
+
+    let fuse = BinaryFuseFilter::<u16>::build(&keys, 3).unwrap();
+    let fb = fuse.to_bytes();
+    let mut shifted = vec![0u8; 1];
+    shifted.extend_from_slice(&fb);
+    let view = BinaryFuseFilterView::<u16>::from_bytes(&shifted[1..]).unwrap();
+    assert!(keys.iter().all(|k| view.contains(k)));
+    assert!(absent.iter().all(|k| view.contains(k) == fuse.contains(k)));
+    assert_eq!((view.len(), view.cells()), (fuse.len(), fuse.cells()));
+    assert_eq!(view.to_filter().to_bytes(), fb);
+
+    let ints: Vec<u64> = (0..5000).map(|i| i * 7919).collect();
+    let xor = XorFilter::<u8>::build_from(&ints, 1).unwrap();
+    let xb = xor.to_bytes();
+    let view = XorFilterView::<u8>::from_bytes(&xb).unwrap();
+    assert!(ints.iter().all(|k| view.contains(k)));
+    assert!((0..20_000u64).all(|k| view.contains(&(k * 7919 + 1)) == xor.contains(&(k * 7919 + 1))));
+    assert_eq!(view.to_filter().to_bytes(), xb);
+
+    // Foreign kind or width.
+    assert!(BinaryFuseFilterView::<u8>::from_bytes(&fb).is_err());
+    assert!(XorFilterView::<u8>::from_bytes(&fb).is_err());
+    assert!(BinaryFuseFilterView::<u8>::from_bytes(&xb).is_err());
+    assert!(BloomierFilterView::from_bytes(&xb).is_err());
+    // Truncations and flips.
+    for cut in [0, 10, 64, 70, bytes.len() - 1] {
+        assert!(BloomierFilterView::from_bytes(&bytes[..cut]).is_err());
+        assert!(BinaryFuseFilterView::<u16>::from_bytes(&fb[..cut.min(fb.len() - 1)]).is_err());
+    }
+    for at in [5, 20, 64, 68, 72, 80, 96, 100, bytes.len() - 3] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        assert!(
+            BloomierFilterView::from_bytes(&bad).is_err(),
+            "flip at {at}"
+        );
+        let mut bad = fb.clone();
+        bad[at.min(fb.len() - 3)] ^= 0x10;
+        assert!(
+            BinaryFuseFilterView::<u16>::from_bytes(&bad).is_err(),
+            "flip at {at}"
+        );
+    }
+    // A resealed layout that does not match the cells is refused.
+    let mut bad = fb.clone();
+    bad[64 + 16..64 + 24].copy_from_slice(&(1u64 << 30).to_le_bytes());
+    bloomforge_core::format::reseal(&mut bad);
+    assert!(BinaryFuseFilterView::<u16>::from_bytes(&bad).is_err());
+}

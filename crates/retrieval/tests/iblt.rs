@@ -109,3 +109,37 @@ fn round_trip_and_corrupt_bytes() {
         assert!(Iblt::from_bytes(&bad).is_err(), "flip at {at}");
     }
 }
+
+/// `new`, the builder and `with_expected_diff` agree; `collect` / `extend` build tables
+/// whose difference lists exactly the model's.
+#[test]
+fn new_builder_collect_and_extend() {
+    assert_eq!(
+        Iblt::new(300).unwrap(),
+        Iblt::with_expected_diff(300).unwrap()
+    );
+    assert_eq!(
+        Iblt::builder().expected_diff(300).seed(4).build().unwrap(),
+        Iblt::with_cells(Iblt::new(300).unwrap().cells(), 4).unwrap()
+    );
+    assert_eq!(Iblt::builder().cells(100).build().unwrap().cells(), 102);
+    for bad in [
+        Iblt::new(0),
+        Iblt::builder().build(),
+        Iblt::builder().cells(0).build(),
+    ] {
+        assert!(matches!(bad, Err(RetrievalError::Core(_))));
+    }
+    let a: Iblt = (0..5000u64).collect();
+    let mut b: Iblt = (10..4000u64).collect();
+    b.extend([9_000_000u64, 9_000_001]);
+    let (only_a, only_b) = a.subtract(&b).unwrap().list_entries().unwrap();
+    let h = a.hasher();
+    let want = |keys: &mut dyn Iterator<Item = u64>| {
+        let mut v: Vec<u64> = keys.map(|k| h.hash_one(k)).collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(only_a, want(&mut (0..10u64).chain(4000..5000)));
+    assert_eq!(only_b, want(&mut [9_000_000u64, 9_000_001].into_iter()));
+}
