@@ -1,0 +1,87 @@
+//! The error type of `bloomforge-datafusion`.
+//!
+//! The SQL functions report errors to DataFusion as a `DataFusionError`: a wrong call
+//! (parameter not constant or out of range, an unsupported type) as
+//! `DataFusionError::Plan`, bad filter bytes or mismatched partial filters as
+//! `DataFusionError::External` wrapping a [`BloomUdfError`] (get it back with
+//! `DataFusionError::find_root` and `downcast_ref`). The type is named `BloomUdfError`, not
+//! `DatafusionError` as the workspace convention would spell it, so it cannot be confused
+//! with DataFusion's own `DataFusionError`.
+
+use datafusion::error::DataFusionError;
+
+/// Everything that can go wrong in `bloomforge-datafusion`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BloomUdfError {
+    /// A `bloom_agg` parameter is not a constant, or is out of range.
+    #[error("{function}: invalid {name}: {reason}")]
+    InvalidParameter {
+        /// The SQL function (`"bloom_agg"`).
+        function: &'static str,
+        /// The parameter (`"expected_items"`, `"false_pos"`).
+        name: &'static str,
+        /// What was wrong and what is allowed.
+        reason: String,
+    },
+    /// Bytes passed as a filter are not a bloomforge split-block filter (wrong kind,
+    /// truncated, corrupt, failed checksum).
+    #[error(
+        "{function}: the filter bytes are not a valid bloomforge split-block filter: {source}"
+    )]
+    InvalidFilter {
+        /// The SQL function that read them.
+        function: &'static str,
+        /// Why core's decoder refused them.
+        source: bloomforge_core::Error,
+    },
+    /// Partial `bloom_agg` states built with different parameters cannot be merged.
+    #[error(
+        "bloom_agg: cannot merge partial filters: {source}; every partial filter of one \
+         bloom_agg must be built with the same expected_items and false_pos"
+    )]
+    MismatchedMerge {
+        /// Core's description of what differs.
+        source: bloomforge_core::Error,
+    },
+    /// An Arrow type the functions cannot hash.
+    #[error("{function}: unsupported key type {data_type}; supported: {supported}")]
+    UnsupportedType {
+        /// The SQL function.
+        function: &'static str,
+        /// The type that was passed, as Arrow prints it.
+        data_type: String,
+        /// The supported types.
+        supported: &'static str,
+    },
+    /// An error from `bloomforge-core` (sizing out of range, allocation failure).
+    #[error(transparent)]
+    Core(#[from] bloomforge_core::Error),
+}
+
+/// `Result` with [`BloomUdfError`].
+pub type Result<T, E = BloomUdfError> = core::result::Result<T, E>;
+
+/// `?` composes up to core's error: a core error comes back as itself, any other as
+/// [`bloomforge_core::Error::Filter`] (downcast it back with `SourceError::downcast_ref`).
+impl From<BloomUdfError> for bloomforge_core::Error {
+    fn from(e: BloomUdfError) -> Self {
+        match e {
+            BloomUdfError::Core(core) => core,
+            other => bloomforge_core::Error::Filter(bloomforge_core::SourceError::new(other)),
+        }
+    }
+}
+
+/// Wrong calls become planning errors; everything else is an external error that keeps
+/// the typed value.
+impl From<BloomUdfError> for DataFusionError {
+    fn from(e: BloomUdfError) -> Self {
+        match e {
+            BloomUdfError::InvalidParameter { .. } | BloomUdfError::UnsupportedType { .. } => {
+                DataFusionError::Plan(e.to_string())
+            }
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! # bloomforge-datafusion
+//!
+//! bloomforge's split-block Bloom filter inside [Apache DataFusion](https://datafusion.apache.org):
+//! two SQL functions, registered with one call.
+//!
+//! * [`bloom_agg(expr, expected_items, false_pos)`](BloomAgg): an aggregate returning the
+//!   filter of every non-null value of `expr` as `Binary`, the bytes of
+//!   `SplitBlockBloomFilter::to_bytes` (read them back with `from_bytes`). Partial filters of
+//!   parallel partitions are ORed, giving the same bits as one sequential build.
+//! * [`bloom_contains(filter_bytes, expr)`](BloomContains): `Boolean`, whether each value may be
+//!   in the filter; vectorised, decoding the filter once per batch.
+//!
+//! ```
+//! use bloomforge_core::SplitBlockBloomFilter;
+//! use datafusion::arrow::array::{Array, AsArray};
+//! use datafusion::prelude::SessionContext;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! let ctx = SessionContext::new();
+//! bloomforge_datafusion::register(&ctx);
+//! ctx.sql("CREATE TABLE a(url TEXT) AS VALUES ('x.org'), ('y.org'), (NULL)").await?;
+//!
+//! // The filter of a column, as bytes:
+//! let batches = ctx.sql("SELECT bloom_agg(url, 1000, 0.01) FROM a").await?.collect().await?;
+//! let bytes = batches[0].column(0).as_binary::<i32>().value(0).to_vec();
+//!
+//! // ... is the core filter of the same keys, bit for bit:
+//! let mut core = SplitBlockBloomFilter::new(1000, 0.01).unwrap();
+//! core.insert_batch(&["x.org", "y.org"]);
+//! assert_eq!(bytes, core.to_bytes());
+//!
+//! // Query it from SQL, passing the bytes as a parameter:
+//! let df = ctx
+//!     .sql("SELECT bloom_contains($1, column1) FROM (VALUES ('x.org'), ('z.org'), (NULL))")
+//!     .await?
+//!     .with_param_values(vec![datafusion::common::ScalarValue::Binary(Some(bytes))])?;
+//! let batches = df.collect().await?;
+//! let answers = batches[0].column(0).as_boolean();
+//! assert!(answers.value(0)); // inserted: always true
+//! assert!(answers.is_null(2)); // NULL key: NULL
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The semi-join pattern (the filter of one table prunes the other before an exact join)
+//! is in `examples/common_urls.rs`.
+//!
+//! ## Keys
+//!
+#![doc = include_str!("keys.md")]
+//!
+//! ## Errors
+//!
+//! A wrong call (parameters that are not constants or out of range, an unsupported type)
+//! is a `DataFusionError::Plan`; bad filter bytes and partial filters of different
+//! parameters are a `DataFusionError::External` wrapping a [`BloomUdfError`]. No input
+//! makes the functions panic.
+
+mod agg;
+mod contains;
+mod error;
+mod keys;
+
+pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
+pub use contains::{bloom_contains_udf, BloomContains, BLOOM_CONTAINS};
+pub use error::{BloomUdfError, Result};
+
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::prelude::SessionContext;
+use std::sync::Arc;
+
+/// Registers `bloom_agg` and `bloom_contains` with a session.
+///
+/// ```
+/// use datafusion::execution::FunctionRegistry;
+/// let ctx = datafusion::prelude::SessionContext::new();
+/// bloomforge_datafusion::register(&ctx);
+/// assert!(ctx.udaf("bloom_agg").is_ok());
+/// assert!(ctx.udf("bloom_contains").is_ok());
+/// ```
+pub fn register(ctx: &SessionContext) {
+    ctx.register_udaf(bloom_agg_udaf());
+    ctx.register_udf(bloom_contains_udf());
+}
+
+/// Adds `bloom_agg` and `bloom_contains` to a [`SessionStateBuilder`] (for sessions built
+/// by hand, and for engines such as Ballista that build a session state per query),
+/// keeping the functions it already has (call `with_default_features` first for
+/// DataFusion's own).
+///
+/// ```
+/// use datafusion::execution::session_state::SessionStateBuilder;
+/// let state = bloomforge_datafusion::with_functions(
+///     SessionStateBuilder::new().with_default_features(),
+/// )
+/// .build();
+/// assert!(state.aggregate_functions().contains_key("bloom_agg"));
+/// assert!(state.scalar_functions().contains_key("bloom_contains"));
+/// ```
+pub fn with_functions(mut builder: SessionStateBuilder) -> SessionStateBuilder {
+    builder
+        .aggregate_functions()
+        .get_or_insert_with(Vec::new)
+        .push(Arc::new(bloom_agg_udaf()));
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .push(Arc::new(bloom_contains_udf()));
+    builder
+}

@@ -1,0 +1,626 @@
+//! `bloom_agg` / `bloom_contains` through SQL: every key type, nulls, empty input, bad
+//! parameters, corrupt bytes, agreement with the core filter, and multi-partition builds.
+
+use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter};
+use bloomforge_datafusion::{register, BloomAccumulator, BloomUdfError};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, Int16Array, Int32Array, Int64Array,
+    Int8Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
+    UInt16Array, UInt32Array, UInt64Array, UInt8Array,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::MemTable;
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::Accumulator;
+use datafusion::prelude::{CsvReadOptions, SessionConfig, SessionContext};
+use std::sync::Arc;
+
+const N: u64 = 1000;
+const FP: f64 = 0.01;
+
+fn context() -> SessionContext {
+    let ctx = SessionContext::new();
+    register(&ctx);
+    ctx
+}
+
+/// Registers `name(k)` as a one-partition table holding `column`.
+fn table(ctx: &SessionContext, name: &str, column: ArrayRef) {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "k",
+        column.data_type().clone(),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+    let mem = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
+    ctx.register_table(name, Arc::new(mem)).unwrap();
+}
+
+async fn binary_value(ctx: &SessionContext, sql: &str) -> Option<Vec<u8>> {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let col = batches[0].column(0).as_binary::<i32>();
+    assert_eq!(col.len(), 1, "{sql}: one row");
+    col.is_valid(0).then(|| col.value(0).to_vec())
+}
+
+async fn booleans(ctx: &SessionContext, sql: &str) -> Vec<Option<bool>> {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    batches
+        .iter()
+        .flat_map(|b| b.column(0).as_boolean().iter().collect::<Vec<_>>())
+        .collect()
+}
+
+async fn error_of(ctx: &SessionContext, sql: &str) -> DataFusionError {
+    match ctx.sql(sql).await {
+        Err(e) => e,
+        Ok(df) => df.collect().await.expect_err(sql),
+    }
+}
+
+fn core_filter() -> SplitBlockBloomFilter {
+    SplitBlockBloomFilter::new(N, FP).unwrap()
+}
+
+/// Each key type, with a null: the aggregate equals the core filter of the non-null keys
+/// (hashed as the crate docs' table says), and `bloom_contains` finds every key.
+#[tokio::test]
+async fn every_key_type_matches_the_core_filter() {
+    let words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "",
+        "a longer key than twelve bytes",
+    ];
+    let strs: Vec<Option<&str>> = words.iter().copied().map(Some).chain([None]).collect();
+    let bytes: Vec<Option<&[u8]>> = strs.iter().map(|s| s.map(str::as_bytes)).collect();
+    let ints: Vec<Option<i64>> = vec![Some(0), Some(-1), Some(42), None, Some(-128), Some(127)];
+    let uints: Vec<Option<u64>> = vec![Some(0), Some(1), Some(42), None, Some(255)];
+
+    let mut by_str = core_filter();
+    by_str.insert_batch(&words);
+    let mut by_bytes = core_filter();
+    for w in words {
+        by_bytes.insert(w.as_bytes());
+    }
+    let mut by_i64 = core_filter();
+    ints.iter().flatten().for_each(|v| {
+        by_i64.insert(v);
+    });
+    let mut by_u64 = core_filter();
+    uints.iter().flatten().for_each(|v| {
+        by_u64.insert(v);
+    });
+
+    let cases: Vec<(ArrayRef, &SplitBlockBloomFilter)> = vec![
+        (Arc::new(StringArray::from(strs.clone())), &by_str),
+        (Arc::new(LargeStringArray::from(strs.clone())), &by_str),
+        (Arc::new(StringViewArray::from(strs.clone())), &by_str),
+        (Arc::new(BinaryArray::from(bytes.clone())), &by_bytes),
+        (Arc::new(LargeBinaryArray::from(bytes.clone())), &by_bytes),
+        (Arc::new(BinaryViewArray::from(bytes.clone())), &by_bytes),
+        (
+            Arc::new(Int8Array::from_iter(
+                ints.iter().map(|v| v.map(|v| v as i8)),
+            )),
+            &by_i64,
+        ),
+        (
+            Arc::new(Int16Array::from_iter(
+                ints.iter().map(|v| v.map(|v| v as i16)),
+            )),
+            &by_i64,
+        ),
+        (
+            Arc::new(Int32Array::from_iter(
+                ints.iter().map(|v| v.map(|v| v as i32)),
+            )),
+            &by_i64,
+        ),
+        (Arc::new(Int64Array::from(ints.clone())), &by_i64),
+        (
+            Arc::new(UInt8Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u8)),
+            )),
+            &by_u64,
+        ),
+        (
+            Arc::new(UInt16Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u16)),
+            )),
+            &by_u64,
+        ),
+        (
+            Arc::new(UInt32Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u32)),
+            )),
+            &by_u64,
+        ),
+        (Arc::new(UInt64Array::from(uints.clone())), &by_u64),
+    ];
+    for (column, expected) in cases {
+        let data_type = column.data_type().clone();
+        let nulls = column.null_count();
+        assert_eq!(nulls, 1, "{data_type}: the case has one null");
+        let ctx = context();
+        table(&ctx, "t", column.clone());
+        let got = binary_value(&ctx, "SELECT bloom_agg(k, 1000, 0.01) FROM t")
+            .await
+            .unwrap();
+        assert_eq!(
+            got,
+            expected.to_bytes(),
+            "{data_type}: bits differ from core"
+        );
+
+        let answers = booleans(
+            &ctx,
+            "SELECT bloom_contains((SELECT bloom_agg(k, 1000, 0.01) FROM t), k) FROM t",
+        )
+        .await;
+        assert_eq!(answers.len(), column.len(), "{data_type}");
+        for (i, a) in answers.iter().enumerate() {
+            let expect = column.is_valid(i).then_some(true);
+            assert_eq!(*a, expect, "{data_type}: row {i}");
+        }
+    }
+}
+
+/// Integers are one key type: an Int32 column's filter answers Int64 and UInt64 queries
+/// of the same (non-negative) values.
+#[tokio::test]
+async fn integers_widen_to_one_key() {
+    let ctx = context();
+    table(&ctx, "t", Arc::new(Int32Array::from(vec![7, 9, 11])));
+    let filter = binary_value(&ctx, "SELECT bloom_agg(k, 1000, 0.01) FROM t").await;
+    for key in [
+        "CAST(7 AS BIGINT)",
+        "CAST(9 AS BIGINT UNSIGNED)",
+        "CAST(11 AS TINYINT)",
+        "CAST(11 AS INT UNSIGNED)",
+    ] {
+        let batches = ctx
+            .sql(&format!("SELECT bloom_contains($1, {key})"))
+            .await
+            .unwrap()
+            .with_param_values(vec![ScalarValue::Binary(filter.clone())])
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        assert!(batches[0].column(0).as_boolean().value(0), "{key}");
+    }
+}
+
+/// Against the core filter: a filter built in Rust and passed as a parameter answers each
+/// key exactly as `SplitBlockBloomFilter::contains` does (false positives included).
+#[tokio::test]
+async fn contains_agrees_with_core_on_every_key() {
+    let mut filter = SplitBlockBloomFilter::builder()
+        .expected_items(500)
+        .false_pos(0.2)
+        .seed(7)
+        .build()
+        .unwrap();
+    let inserted: Vec<String> = (0..500)
+        .map(|i| format!("https://site{i}.example/"))
+        .collect();
+    filter.insert_batch(&inserted);
+    let queries: Vec<String> = (0..5000)
+        .map(|i| format!("https://site{i}.example/"))
+        .collect();
+    let ctx = context();
+    table(&ctx, "q", Arc::new(StringArray::from(queries.clone())));
+    let df = ctx
+        .sql("SELECT bloom_contains($1, k) FROM q")
+        .await
+        .unwrap()
+        .with_param_values(vec![ScalarValue::Binary(Some(filter.to_bytes()))])
+        .unwrap();
+    let batches = df.collect().await.unwrap();
+    let answers: Vec<bool> = batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_boolean()
+                .iter()
+                .map(Option::unwrap)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let expected: Vec<bool> = queries
+        .iter()
+        .map(|q| filter.contains(q.as_str()))
+        .collect();
+    assert_eq!(answers, expected);
+    // The FP rate 0.2 makes false positives common: the test compares them too.
+    assert!(
+        expected[500..].iter().any(|&b| b),
+        "some false positive among 4500"
+    );
+    assert!(
+        expected[500..].iter().any(|&b| !b),
+        "some true negative among 4500"
+    );
+}
+
+/// NULL semantics: a NULL key or a NULL filter gives NULL; nulls are not inserted.
+#[tokio::test]
+async fn nulls() {
+    let ctx = context();
+    table(
+        &ctx,
+        "t",
+        Arc::new(StringArray::from(vec![Some("x"), None])),
+    );
+    // Only the non-null key went in.
+    let bytes = binary_value(&ctx, "SELECT bloom_agg(k, 1000, 0.01) FROM t")
+        .await
+        .unwrap();
+    let mut expected = core_filter();
+    expected.insert("x");
+    assert_eq!(bytes, expected.to_bytes());
+    let answers = booleans(
+        &ctx,
+        "SELECT bloom_contains((SELECT bloom_agg(k, 1000, 0.01) FROM t), k) FROM t",
+    )
+    .await;
+    assert_eq!(answers, vec![Some(true), None]);
+    let answers = booleans(&ctx, "SELECT bloom_contains(NULL, k) FROM t").await;
+    assert_eq!(answers, vec![None, None]);
+    let answers = booleans(&ctx, "SELECT bloom_contains(CAST(NULL AS BYTEA), 'x')").await;
+    assert_eq!(answers, vec![None]);
+    // In WHERE, NULL does not match.
+    let answers = booleans(
+        &ctx,
+        "SELECT k IS NULL FROM t WHERE bloom_contains((SELECT bloom_agg(k, 1000, 0.01) FROM t), k)",
+    )
+    .await;
+    assert_eq!(answers, vec![Some(false)]);
+}
+
+/// Zero rows, or only nulls: an empty filter (not NULL), which contains nothing.
+#[tokio::test]
+async fn empty_input_gives_an_empty_filter() {
+    let ctx = context();
+    table(
+        &ctx,
+        "t",
+        Arc::new(StringArray::from(vec![Some("x"), Some("y")])),
+    );
+    table(
+        &ctx,
+        "n",
+        Arc::new(StringArray::from(vec![None::<&str>, None])),
+    );
+    let empty = core_filter().to_bytes();
+    for sql in [
+        "SELECT bloom_agg(k, 1000, 0.01) FROM t WHERE k = 'absent'",
+        "SELECT bloom_agg(k, 1000, 0.01) FROM n",
+    ] {
+        assert_eq!(binary_value(&ctx, sql).await.unwrap(), empty, "{sql}");
+    }
+    let answers = booleans(
+        &ctx,
+        "SELECT bloom_contains((SELECT bloom_agg(k, 1000, 0.01) FROM t WHERE k = 'absent'), k) FROM t",
+    )
+    .await;
+    assert_eq!(answers, vec![Some(false), Some(false)]);
+}
+
+/// GROUP BY: one filter per group, each the core filter of that group's keys.
+#[tokio::test]
+async fn one_filter_per_group() {
+    let ctx = context();
+    ctx.sql("CREATE TABLE g(grp INT, k TEXT) AS VALUES (1, 'a'), (2, 'b'), (1, 'c'), (2, NULL)")
+        .await
+        .unwrap();
+    let batches = ctx
+        .sql("SELECT grp, bloom_agg(k, 1000, 0.01) FROM g GROUP BY grp ORDER BY grp")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let filters: Vec<Vec<u8>> = batches
+        .iter()
+        .flat_map(|b| {
+            b.column(1)
+                .as_binary::<i32>()
+                .iter()
+                .map(|v| v.unwrap().to_vec())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut one = core_filter();
+    one.insert_batch(&["a", "c"]);
+    let mut two = core_filter();
+    two.insert("b");
+    assert_eq!(filters, vec![one.to_bytes(), two.to_bytes()]);
+}
+
+/// A filter column (the array path): one filter per row, here from a join.
+#[tokio::test]
+async fn filter_column_per_row() {
+    let ctx = context();
+    ctx.sql("CREATE TABLE a(grp INT, k TEXT) AS VALUES (1, 'a'), (2, 'b')")
+        .await
+        .unwrap();
+    ctx.sql("CREATE TABLE q(grp INT, k TEXT) AS VALUES (1, 'a'), (1, 'b'), (2, 'b'), (2, NULL), (3, 'a')")
+        .await
+        .unwrap();
+    // grp 3 has no filter: the LEFT JOIN gives a NULL filter, hence NULL.
+    let answers = booleans(
+        &ctx,
+        "WITH f AS (SELECT grp, bloom_agg(k, 1000, 0.01) AS bf FROM a GROUP BY grp) \
+         SELECT bloom_contains(f.bf, q.k) FROM q LEFT JOIN f ON q.grp = f.grp \
+         ORDER BY q.grp, q.k NULLS LAST",
+    )
+    .await;
+    // 'b' in grp 1's filter {a} is a false positive with probability ~1e-2 at this size;
+    // compare with the core filter instead of assuming.
+    let mut one = core_filter();
+    one.insert("a");
+    assert_eq!(
+        answers,
+        vec![Some(true), Some(one.contains("b")), Some(true), None, None]
+    );
+}
+
+/// Bad parameters are planning errors naming the parameter; nothing panics.
+#[tokio::test]
+async fn bad_parameters_are_plan_errors() {
+    let ctx = context();
+    ctx.sql("CREATE TABLE t(k TEXT, n BIGINT, b BOOLEAN) AS VALUES ('x', 10, true)")
+        .await
+        .unwrap();
+    for (sql, needle) in [
+        ("SELECT bloom_agg(k, n, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 0, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, -5, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 1000, 0.0) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, 1.5) FROM t", "false_pos"),
+        (
+            "SELECT bloom_agg(k, 1000, CAST(n AS DOUBLE) / 1000) FROM t",
+            "false_pos",
+        ),
+        (
+            "SELECT bloom_agg(b, 1000, 0.01) FROM t",
+            "unsupported key type",
+        ),
+        ("SELECT bloom_agg(k, 'many', 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 1000) FROM t", "3 arguments"),
+        (
+            "SELECT bloom_contains(k, k) FROM t",
+            "filter_bytes must be Binary",
+        ),
+        (
+            "SELECT bloom_contains(X'00', b) FROM t",
+            "unsupported key type",
+        ),
+    ] {
+        let e = error_of(&ctx, sql).await;
+        let msg = e.to_string();
+        assert!(msg.contains(needle), "{sql}: {msg}");
+        assert!(
+            matches!(e.find_root(), DataFusionError::Plan(_)),
+            "{sql}: not a plan error: {e:?}"
+        );
+    }
+    // A constant expression is accepted (folded or evaluated once).
+    let bytes = binary_value(&ctx, "SELECT bloom_agg(k, 500 * 2, 0.02 / 2) FROM t")
+        .await
+        .unwrap();
+    let mut expected = core_filter();
+    expected.insert("x");
+    assert_eq!(bytes, expected.to_bytes());
+}
+
+/// Bytes that are not a valid split-block filter are an execution error wrapping
+/// `BloomUdfError::InvalidFilter`: garbage, truncated, a flipped payload bit (checksum),
+/// another filter kind.
+#[tokio::test]
+async fn corrupt_filter_bytes_are_errors() {
+    let ctx = context();
+    table(&ctx, "t", Arc::new(StringArray::from(vec!["x", "y"])));
+    let mut good = core_filter();
+    good.insert("x");
+    let good = good.to_bytes();
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let mut blocked = BlockedBloomFilter::new(N, FP).unwrap();
+    blocked.insert("x");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage", vec![1, 2, 3, 4]),
+        ("empty", vec![]),
+        ("truncated", good[..good.len() - 32].to_vec()),
+        ("header only", good[..64].to_vec()),
+        ("flipped payload bit", flipped),
+        ("blocked filter", blocked.to_bytes()),
+    ];
+    for (what, bytes) in cases {
+        for sql in [
+            "SELECT bloom_contains($1, k) FROM t",
+            "SELECT bloom_contains($1, 'x')",
+        ] {
+            let result = ctx
+                .sql(sql)
+                .await
+                .unwrap()
+                .with_param_values(vec![ScalarValue::Binary(Some(bytes.clone()))])
+                .unwrap()
+                .collect()
+                .await;
+            let e = result.expect_err(what);
+            let DataFusionError::External(inner) = e.find_root() else {
+                panic!("{what}: {e:?}");
+            };
+            assert!(
+                matches!(
+                    inner.downcast_ref::<BloomUdfError>(),
+                    Some(BloomUdfError::InvalidFilter { .. })
+                ),
+                "{what}: {inner}"
+            );
+        }
+    }
+    // The good bytes work through the same path.
+    let answers = ctx
+        .sql("SELECT bloom_contains($1, k) FROM t")
+        .await
+        .unwrap()
+        .with_param_values(vec![ScalarValue::Binary(Some(good))])
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(answers[0].column(0).as_boolean().value(0));
+}
+
+/// The accumulator on its own: merging a state of other parameters is refused with a
+/// message naming what differs, and leaves the filter unchanged; corrupt state bytes too.
+#[test]
+fn mismatched_merge_is_refused() {
+    let keys: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+    let mut acc = BloomAccumulator::new(N, FP).unwrap();
+    acc.update_batch(std::slice::from_ref(&keys)).unwrap();
+    let before = acc.filter().to_bytes();
+
+    let mut other = BloomAccumulator::new(N * 100, FP).unwrap();
+    other.update_batch(std::slice::from_ref(&keys)).unwrap();
+    let mut same = BloomAccumulator::new(N, FP).unwrap();
+    same.update_batch(&[Arc::new(StringArray::from(vec!["c"]))])
+        .unwrap();
+    let state = |acc: &mut BloomAccumulator| -> Vec<Option<Vec<u8>>> {
+        match acc.state().unwrap().remove(0) {
+            ScalarValue::Binary(b) => vec![b],
+            other => panic!("state is {other:?}"),
+        }
+    };
+    // A good state first, then the mismatched one: nothing of either is merged.
+    let mut states = state(&mut same);
+    states.extend(state(&mut other));
+    let array: ArrayRef = Arc::new(BinaryArray::from_iter(states));
+    let e = acc.merge_batch(&[array]).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("cannot merge partial filters"), "{msg}");
+    assert!(msg.contains("differ"), "{msg}");
+    let DataFusionError::External(inner) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(matches!(
+        inner.downcast_ref::<BloomUdfError>(),
+        Some(BloomUdfError::MismatchedMerge { .. })
+    ));
+    assert_eq!(acc.filter().to_bytes(), before, "unchanged after the error");
+
+    let garbage: ArrayRef = Arc::new(BinaryArray::from_iter_values([&[9u8; 80][..]]));
+    assert!(acc.merge_batch(&[garbage]).is_err());
+    assert_eq!(acc.filter().to_bytes(), before);
+
+    // The good state alone merges to the union; a NULL state is ignored.
+    let mut states = state(&mut same);
+    states.push(None);
+    let array: ArrayRef = Arc::new(BinaryArray::from_iter(states));
+    acc.merge_batch(&[array]).unwrap();
+    let mut expected = core_filter();
+    expected.insert_batch(&["a", "b", "c"]);
+    assert_eq!(acc.filter().to_bytes(), expected.to_bytes());
+}
+
+fn keys(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("https://host{}.example/p/{i}", i % 97))
+        .collect()
+}
+
+/// target_partitions 1..=8 over a multi-batch, multi-partition MemTable: the partial /
+/// final aggregation gives the same bits as a sequential core build.
+#[tokio::test]
+async fn partitions_give_the_sequential_bits_memtable() {
+    let all = keys(20_000);
+    let mut expected = SplitBlockBloomFilter::new(20_000, FP).unwrap();
+    expected.insert_batch(&all);
+    let expected = expected.to_bytes();
+    let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false)]));
+    // 4 partitions of 5 batches of 1000 rows.
+    let partitions: Vec<Vec<RecordBatch>> = all
+        .chunks(5000)
+        .map(|part| {
+            part.chunks(1000)
+                .map(|c| {
+                    RecordBatch::try_new(
+                        schema.clone(),
+                        vec![Arc::new(StringArray::from_iter_values(c))],
+                    )
+                    .unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    for target in 1..=8 {
+        let config = SessionConfig::new()
+            .with_target_partitions(target)
+            .with_batch_size(777);
+        let ctx = SessionContext::new_with_config(config);
+        register(&ctx);
+        let mem = MemTable::try_new(schema.clone(), partitions.clone()).unwrap();
+        ctx.register_table("t", Arc::new(mem)).unwrap();
+        let got = binary_value(&ctx, "SELECT bloom_agg(k, 20000, 0.01) FROM t")
+            .await
+            .unwrap();
+        assert!(got == expected, "target_partitions {target}: bits differ");
+    }
+}
+
+/// The same over a CSV file split into byte ranges (one scan partition per range).
+#[tokio::test]
+async fn partitions_give_the_sequential_bits_csv() {
+    let all = keys(20_000);
+    let mut expected = SplitBlockBloomFilter::new(20_000, FP).unwrap();
+    expected.insert_batch(&all);
+    let expected = expected.to_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("urls.csv");
+    let mut text = String::from("url\n");
+    for k in &all {
+        text.push_str(k);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    for target in 1..=8 {
+        let mut config = SessionConfig::new().with_target_partitions(target);
+        // Split even this small file into `target` ranges.
+        config.options_mut().optimizer.repartition_file_min_size = 1;
+        let ctx = SessionContext::new_with_config(config);
+        register(&ctx);
+        ctx.register_csv("u", path.to_str().unwrap(), CsvReadOptions::new())
+            .await
+            .unwrap();
+        let plan = ctx
+            .sql("EXPLAIN SELECT bloom_agg(url, 20000, 0.01) FROM u")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let plan = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
+            .unwrap()
+            .to_string();
+        if target > 1 {
+            // The scan really is split, and the aggregation really is partial + final.
+            assert!(
+                plan.contains(&format!("file_groups={{{target} groups")),
+                "{plan}"
+            );
+            assert!(plan.contains("AggregateExec: mode=Partial"), "{plan}");
+        }
+        let got = binary_value(&ctx, "SELECT bloom_agg(url, 20000, 0.01) FROM u")
+            .await
+            .unwrap();
+        assert!(got == expected, "target_partitions {target}: bits differ");
+    }
+}
