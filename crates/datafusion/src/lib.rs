@@ -63,7 +63,7 @@ mod error;
 mod keys;
 
 pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
-pub use contains::{bloom_contains_udf, BloomContains, BLOOM_CONTAINS};
+pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
 pub use error::{BloomUdfError, Result};
 
 use datafusion::execution::session_state::SessionStateBuilder;
