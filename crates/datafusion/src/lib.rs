@@ -9,6 +9,8 @@
 //!   parallel partitions are ORed, giving the same bits as one sequential build.
 //! * [`bloom_contains(filter_bytes, expr)`](BloomContains): `Boolean`, whether each value may be
 //!   in the filter; vectorised, decoding the filter once per batch.
+//! * [`BloomContainsFilter`]: a filter bound to a named one-argument function, decoded once;
+//!   the fast path for large filters (the plan then carries no literal of the filter).
 //!
 //! ```
 //! use bloomforge_core::SplitBlockBloomFilter;
