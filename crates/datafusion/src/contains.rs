@@ -67,6 +67,7 @@ pub fn bloom_contains_udf() -> ScalarUDF {
 enum Probe<'a> {
     View(SplitBlockBloomFilterView<'a>),
     Owned(SplitBlockBloomFilter),
+    Bound(&'a SplitBlockBloomFilter),
 }
 
 impl<'a> Probe<'a> {
@@ -87,6 +88,7 @@ impl<'a> Probe<'a> {
         match self {
             Probe::View(v) => v.hasher(),
             Probe::Owned(f) => f.hasher(),
+            Probe::Bound(f) => f.hasher(),
         }
     }
 
@@ -94,6 +96,7 @@ impl<'a> Probe<'a> {
         match self {
             Probe::View(v) => v.contains_hash(hash),
             Probe::Owned(f) => f.contains_hash(hash),
+            Probe::Bound(f) => f.contains_hash(hash),
         }
     }
 
@@ -105,6 +108,7 @@ impl<'a> Probe<'a> {
         let probed = match self {
             Probe::View(v) => v.contains_hash_batch(&hashes, &mut out),
             Probe::Owned(f) => f.contains_hash_batch(&hashes, &mut out),
+            Probe::Bound(f) => f.contains_hash_batch(&hashes, &mut out),
         };
         probed.map_err(BloomUdfError::Core)?;
         let mut bits = BooleanBufferBuilder::new(out.len());
@@ -263,4 +267,129 @@ fn probe_rows(filters: &ArrayRef, keys: &ArrayRef) -> Result<BooleanArray> {
 /// Equal filter values, cheaply when they are the same buffer.
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
+/// `bloom_contains` with its filter bound when the function is made: a one-argument SQL
+/// function `name(expr) -> Boolean` that answers as `bloom_contains(filter_bytes, expr)`.
+///
+/// The fast path for a large filter used by many batches: the bytes are checked (header
+/// and checksum) and decoded once, here, instead of once per batch, and the plan carries
+/// the function's name instead of a `Binary` literal of the whole filter (DataFusion
+/// formats literals when it plans and displays a query, which for a filter of megabytes
+/// costs more than the probes). Build the filter with `bloom_agg`, bind it, register it:
+///
+/// ```
+/// use bloomforge_core::SplitBlockBloomFilter;
+/// use bloomforge_datafusion::BloomContainsFilter;
+/// use datafusion::arrow::array::{Array, AsArray};
+/// use datafusion::logical_expr::ScalarUDF;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> datafusion::error::Result<()> {
+/// let mut filter = SplitBlockBloomFilter::new(1000, 0.01).unwrap();
+/// filter.insert("x.org");
+/// let in_a = BloomContainsFilter::from_bytes("in_a", &filter.to_bytes())?;
+/// let ctx = datafusion::prelude::SessionContext::new();
+/// ctx.register_udf(ScalarUDF::from(in_a));
+/// let out = ctx.sql("SELECT in_a('x.org'), in_a(NULL)").await?.collect().await?;
+/// assert!(out[0].column(0).as_boolean().value(0));
+/// assert!(out[0].column(1).is_null(0));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct BloomContainsFilter {
+    name: String,
+    signature: Signature,
+    filter: Arc<SplitBlockBloomFilter>,
+}
+
+impl BloomContainsFilter {
+    /// Binds the filter serialized in `filter_bytes` (as `bloom_agg` returns it) to the SQL
+    /// function `name`.
+    ///
+    /// # Errors
+    /// [`BloomUdfError::InvalidFilter`] when the bytes are not a split-block filter with an
+    /// unkeyed hasher (as `bloom_contains` would report them).
+    pub fn from_bytes(name: impl Into<String>, filter_bytes: &[u8]) -> Result<Self, BloomUdfError> {
+        let filter = SplitBlockBloomFilter::from_bytes(filter_bytes).map_err(|source| {
+            BloomUdfError::InvalidFilter {
+                function: BLOOM_CONTAINS,
+                source,
+            }
+        })?;
+        Ok(Self::new(name, filter))
+    }
+
+    /// Binds a filter built in Rust (default hasher, any seed) to the SQL function `name`.
+    pub fn new(name: impl Into<String>, filter: SplitBlockBloomFilter) -> Self {
+        Self {
+            name: name.into(),
+            signature: Signature::user_defined(Volatility::Immutable),
+            filter: Arc::new(filter),
+        }
+    }
+
+    /// The bound filter.
+    pub fn filter(&self) -> &SplitBlockBloomFilter {
+        &self.filter
+    }
+}
+
+/// Equal when they have the same name and share the same bound filter.
+impl PartialEq for BloomContainsFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.filter, &other.filter)
+    }
+}
+
+impl Eq for BloomContainsFilter {}
+
+impl std::hash::Hash for BloomContainsFilter {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        Arc::as_ptr(&self.filter).hash(state);
+    }
+}
+
+impl ScalarUDFImpl for BloomContainsFilter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        let [key] = arg_types else {
+            return plan_err!(
+                "{} takes 1 argument (expr), got {}",
+                self.name,
+                arg_types.len()
+            );
+        };
+        Ok(vec![coerce_key(BLOOM_CONTAINS, key)?])
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Boolean)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let Some(keys) = args.args.first() else {
+            return exec_err!("{} takes 1 argument (expr)", self.name);
+        };
+        let probe = Probe::Bound(&self.filter);
+        match keys {
+            ColumnarValue::Array(keys) => {
+                Ok(ColumnarValue::Array(Arc::new(probe.probe_array(keys)?)))
+            }
+            ColumnarValue::Scalar(key) => {
+                let answer = probe.probe_array(&key.to_array_of_size(1)?)?;
+                Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                    &answer, 0,
+                )?))
+            }
+        }
+    }
 }

@@ -9,6 +9,8 @@
 //!   parallel partitions are ORed, giving the same bits as one sequential build.
 //! * [`bloom_contains(filter_bytes, expr)`](BloomContains): `Boolean`, whether each value may be
 //!   in the filter; vectorised, decoding the filter once per batch.
+//! * [`BloomContainsFilter`]: a filter bound to a named one-argument function, decoded once;
+//!   the fast path for large filters (the plan then carries no literal of the filter).
 //!
 //! ```
 //! use bloomforge_core::SplitBlockBloomFilter;
@@ -63,7 +65,7 @@ mod error;
 mod keys;
 
 pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
-pub use contains::{bloom_contains_udf, BloomContains, BLOOM_CONTAINS};
+pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
 pub use error::{BloomUdfError, Result};
 
 use datafusion::execution::session_state::SessionStateBuilder;

@@ -2,7 +2,7 @@
 //! parameters, corrupt bytes, agreement with the core filter, and multi-partition builds.
 
 use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter};
-use bloomforge_datafusion::{register, BloomAccumulator, BloomUdfError};
+use bloomforge_datafusion::{register, BloomAccumulator, BloomContainsFilter, BloomUdfError};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, Int16Array, Int32Array, Int64Array,
     Int8Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
@@ -623,4 +623,50 @@ async fn partitions_give_the_sequential_bits_csv() {
             .unwrap();
         assert!(got == expected, "target_partitions {target}: bits differ");
     }
+}
+
+/// A filter bound to a named function answers as `bloom_contains` and the core filter;
+/// bad bytes are refused when binding.
+#[tokio::test]
+async fn bound_filter_agrees_with_bloom_contains() {
+    let mut filter = SplitBlockBloomFilter::builder()
+        .expected_items(300)
+        .false_pos(0.2)
+        .seed(3)
+        .build()
+        .unwrap();
+    let inserted = keys(300);
+    filter.insert_batch(&inserted);
+    let queries = keys(3000);
+    let ctx = context();
+    table(&ctx, "q", Arc::new(StringArray::from(queries.clone())));
+    let bound = BloomContainsFilter::from_bytes("in_f", &filter.to_bytes()).unwrap();
+    ctx.register_udf(datafusion::logical_expr::ScalarUDF::from(bound));
+    let answers = booleans(&ctx, "SELECT in_f(k) FROM q").await;
+    let expected: Vec<Option<bool>> = queries
+        .iter()
+        .map(|q| Some(filter.contains(q.as_str())))
+        .collect();
+    assert_eq!(answers, expected);
+    let df = ctx
+        .sql("SELECT bloom_contains($1, k) FROM q")
+        .await
+        .unwrap()
+        .with_param_values(vec![ScalarValue::Binary(Some(filter.to_bytes()))])
+        .unwrap();
+    let via_bytes: Vec<Option<bool>> = df
+        .collect()
+        .await
+        .unwrap()
+        .iter()
+        .flat_map(|b| b.column(0).as_boolean().iter().collect::<Vec<_>>())
+        .collect();
+    assert_eq!(answers, via_bytes);
+    assert_eq!(booleans(&ctx, "SELECT in_f(NULL)").await, vec![None]);
+    let mut bad = filter.to_bytes();
+    bad[70] ^= 4;
+    assert!(matches!(
+        BloomContainsFilter::from_bytes("bad", &bad),
+        Err(BloomUdfError::InvalidFilter { .. })
+    ));
 }
