@@ -722,9 +722,13 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
     }
 }
 
-/// Inserts every key; **panics** if the filter fills up (a cuckoo insert can fail, and
-/// `Extend` cannot report it; dropping the key silently would make it a false negative).
-/// Use [`CuckooFilter::try_extend`] to get the error instead.
+/// Inserts every key, as [`insert`](CuckooFilter::insert) does: a key that is already
+/// present is stored again (a multiset, so that each copy can be removed once).
+/// **Panics** if the filter fills up (a cuckoo insert can fail, and `Extend` cannot report
+/// it; dropping the key silently would make it a false negative). A key repeated more
+/// than `2 * bucket_size` times always fills its two buckets. Use
+/// [`CuckooFilter::try_extend`] to get the error instead, or collect with [`FromIterator`],
+/// which stores each distinct key once.
 impl<T: Hash, F: Fingerprint, S: BuildHasher> Extend<T> for CuckooFilter<F, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
         if let Err(e) = self.try_extend(iter) {
@@ -733,24 +737,52 @@ impl<T: Hash, F: Fingerprint, S: BuildHasher> Extend<T> for CuckooFilter<F, S> {
     }
 }
 
-/// Collects the keys, then builds a filter with 12-bit fingerprints, 4-slot buckets and the
-/// default hasher sized for their number at the default target load (0.94); in the rare
-/// case the last keys do not fit, it rebuilds with a quarter more room, so every key is
-/// inserted. Panics only if memory runs out (as `Vec` does).
+/// Rebuilds a [`FromIterator`] filter with a quarter more room at most this many times
+/// (1.25^16 ≈ 36 times the first size) before giving up.
+const FROM_ITER_MAX_GROWTHS: u32 = 16;
+
+/// Collects the keys as a **set** and builds a filter with 12-bit fingerprints, 4-slot
+/// buckets and the default hasher, sized for the number of distinct keys at the default
+/// target load (0.94).
+///
+/// A key that occurs several times in the iterator is stored once (keys are deduplicated
+/// by their 64-bit hash, so two keys whose hashes are equal count as one: they are one key
+/// to every operation of the filter anyway). Unlike [`insert`](CuckooFilter::insert) and
+/// [`Extend`], which store a copy per call, this makes `collect` work for any input: a key
+/// repeated more than `2 * bucket_size` times would otherwise fill both its buckets and
+/// no table size could hold it. Remove a collected key once.
+///
+/// In the rare case the last keys do not fit, it rebuilds with a quarter more room, at
+/// most 16 times. **Panics** with "CuckooFilter::from_iter: ..." if the filter cannot be
+/// allocated or (never seen for distinct hashes) the keys still do not fit after that;
+/// build the filter with [`CuckooFilter::builder`] and use
+/// [`try_extend`](CuckooFilter::try_extend) to handle those cases as errors.
 impl<T: Hash> FromIterator<T> for CuckooFilter {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let keys: Vec<T> = iter.into_iter().collect();
-        let mut items = (keys.len() as u64).max(1);
-        loop {
-            let mut f = CuckooFilter::builder()
+        let builder = CuckooFilter::builder();
+        let mut hashes: Vec<u64> = iter
+            .into_iter()
+            .map(|k| builder.hasher.hash_one(&k))
+            .collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut items = (hashes.len() as u64).max(1);
+        for _ in 0..=FROM_ITER_MAX_GROWTHS {
+            let mut f = builder
+                .clone()
                 .expected_items(items)
                 .build()
-                .expect("a cuckoo filter for the collected keys could not be allocated");
-            if f.try_extend(keys.iter()).is_ok() {
+                .unwrap_or_else(|e| panic!("CuckooFilter::from_iter: {e}"));
+            if f.insert_hash_batch(&hashes).is_ok() {
                 return f;
             }
             items += items.div_ceil(4);
         }
+        panic!(
+            "CuckooFilter::from_iter: {} distinct keys did not fit after {FROM_ITER_MAX_GROWTHS} \
+             rebuilds with more room",
+            hashes.len()
+        );
     }
 }
 

@@ -165,3 +165,56 @@ fn core_filter_trait() {
     let e: Error = CuckooError::Core(Error::ZeroItems).into();
     assert_eq!(e, Error::ZeroItems);
 }
+
+/// Collecting heavy duplicates terminates: a key repeated far more often than its two
+/// buckets have slots is stored once (FromIterator builds a set), and every key answers.
+#[test]
+fn collect_heavy_duplicates() {
+    // One key 1000 times.
+    let f: CuckooFilter = std::iter::repeat_n(42u64, 1000).collect();
+    assert_eq!(f.len(), 1);
+    assert!(f.contains(&42u64));
+    f.validate().unwrap();
+
+    // 200 keys, each 10 to 59 times, interleaved.
+    let keys: Vec<u64> = (0..200u64)
+        .flat_map(|k| std::iter::repeat_n(k * 7919, 10 + (k % 50) as usize))
+        .collect();
+    let mut shuffled = keys.clone();
+    shuffled.sort_by_key(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let f: CuckooFilter = shuffled.iter().collect();
+    assert_eq!(f.len(), 200);
+    assert!(keys.iter().all(|k| f.contains(k)));
+    f.validate().unwrap();
+
+    // Removing a collected key once removes it.
+    let mut f: CuckooFilter = ["a", "b", "a", "a"].into_iter().collect();
+    assert_eq!(f.len(), 2);
+    f.remove(&"a").unwrap();
+    assert!(!f.contains(&"a") && f.contains(&"b"));
+
+    // The empty iterator gives an empty filter.
+    let f: CuckooFilter = std::iter::empty::<u64>().collect();
+    assert!(f.is_empty());
+}
+
+/// Extend keeps insert's multiset meaning: a repeated key stores copies until its two
+/// buckets are full, and then extend panics (try_extend returns the error).
+#[test]
+fn extend_with_heavy_duplicates_reports_full() {
+    let mut f = CuckooFilter::builder()
+        .expected_items(1000)
+        .build()
+        .unwrap();
+    let err = f.try_extend(std::iter::repeat_n(5u64, 100)).unwrap_err();
+    assert!(matches!(err, CuckooError::Full { .. }));
+    assert!(f.contains(&5u64));
+    let caught = std::panic::catch_unwind(move || {
+        let mut f = CuckooFilter::builder()
+            .expected_items(1000)
+            .build()
+            .unwrap();
+        f.extend(std::iter::repeat_n(5u64, 100));
+    });
+    assert!(caught.is_err());
+}
