@@ -11,6 +11,16 @@ use bloomforge_core::{
 };
 use std::collections::HashSet;
 
+/// Every backend with the CPU flags its kernels need (`Backend::is_available` and the
+/// `#[target_feature]` of the dispatch wrappers in `src/arch`): AVX-512 runs its
+/// split-block probes on the AVX2 kernel, so it needs both.
+const REQUIRED: &[(Backend, &[&str])] = &[
+    (Backend::Scalar, &[]),
+    (Backend::Wide, &[]),
+    (Backend::Avx2, &["avx2"]),
+    (Backend::Avx512, &["avx2", "avx512f"]),
+];
+
 /// The CPU's feature flags from `/proc/cpuinfo` (Linux), else std's detection.
 fn cpu_has(flag: &str) -> bool {
     if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
@@ -31,16 +41,16 @@ fn cpu_has(flag: &str) -> bool {
 }
 
 /// The backends this CPU must run: scalar and wide everywhere, AVX2 and AVX-512 on x86-64
-/// CPUs that have them.
+/// CPUs that have every flag they need.
 fn expected() -> Vec<Backend> {
-    let mut v = vec![Backend::Scalar, Backend::Wide];
-    if cfg!(target_arch = "x86_64") && !cfg!(miri) && cpu_has("avx2") {
-        v.push(Backend::Avx2);
-        if cpu_has("avx512f") {
-            v.push(Backend::Avx512);
-        }
-    }
-    v
+    REQUIRED
+        .iter()
+        .filter(|(_, flags)| {
+            flags.is_empty()
+                || (cfg!(target_arch = "x86_64") && !cfg!(miri) && flags.iter().all(|f| cpu_has(f)))
+        })
+        .map(|&(b, _)| b)
+        .collect()
 }
 
 #[test]
@@ -49,8 +59,50 @@ fn available_backends_match_the_cpu_flags() {
     assert_eq!(
         names(&Backend::available()),
         names(&expected()),
-        "the CPU has features whose backend is not available (so no test exercises it)"
+        "the CPU has features whose backend is not available (so no test exercises it), \
+         or a backend is available without a flag it needs"
     );
+    for &(backend, flags) in REQUIRED {
+        assert_eq!(
+            backend.is_available(),
+            expected().contains(&backend),
+            "{}: is_available disagrees with the CPU flags {flags:?}",
+            backend.name()
+        );
+    }
+}
+
+/// `REQUIRED` names every CPU feature the crate's kernels enable: a kernel that starts
+/// needing one more flag must list it there, or this test fails.
+#[test]
+fn required_flags_cover_the_kernels_target_features() {
+    let listed: HashSet<&str> = REQUIRED
+        .iter()
+        .flat_map(|(_, f)| f.iter().copied())
+        .collect();
+    let mut seen = 0;
+    for dir in ["src", "src/arch"] {
+        let dir = format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for part in text.split("target_feature(enable = \"").skip(1) {
+                let list = &part[..part.find('"').unwrap()];
+                for flag in list.split(',') {
+                    seen += 1;
+                    assert!(
+                        listed.contains(flag.trim()),
+                        "{}: a kernel enables `{flag}`, which REQUIRED does not list",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(seen > 0, "no #[target_feature] found in the sources");
 }
 
 #[test]
