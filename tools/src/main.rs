@@ -139,6 +139,27 @@ fn run(command: Command) -> error::Result<()> {
     }
 }
 
+/// clap's message as one line, without the usage block: the first line, joined with the
+/// indented lines that continue it (the names of missing arguments, the values of a
+/// conflict), up to the first blank line.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut text = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let more: Vec<&str> = lines
+        .take_while(|l| l.starts_with(char::is_whitespace) && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    if !more.is_empty() {
+        if !text.ends_with(':') {
+            text.push(':');
+        }
+        text.push(' ');
+        text.push_str(&more.join(", "));
+    }
+    text
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -155,11 +176,10 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
                 _ => {
-                    // clap's message without the usage block: one line.
-                    let text = e.render().to_string();
-                    let first = text.lines().next().unwrap_or("invalid arguments");
-                    let first = first.strip_prefix("error: ").unwrap_or(first);
-                    eprintln!("bloomforge: {first} (see --help)");
+                    eprintln!(
+                        "bloomforge: {} (see --help)",
+                        one_line(&e.render().to_string())
+                    );
                     ExitCode::from(2)
                 }
             };
@@ -194,5 +214,34 @@ fn main() -> ExitCode {
             eprintln!("bloomforge: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_errors_become_one_line_with_their_continuation() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        --output <FILTER>\n  <FILE>\n\nUsage: bloomforge build --output \
+                        <FILTER> [KEYS]...\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(rendered),
+            "the following required arguments were not provided: --output <FILTER>, <FILE>"
+        );
+        // A tip after a blank line is not part of the one line.
+        let rendered = "error: unexpected argument '--fpp' found\n\n  tip: a similar \
+                        argument exists: '--fp'\n\nUsage: bloomforge common\n";
+        assert_eq!(one_line(rendered), "unexpected argument '--fpp' found");
+        // Through clap itself.
+        let e = match Cli::try_parse_from(["bloomforge", "build", "keys.txt"]) {
+            Err(e) => e,
+            Ok(_) => panic!("-o is required"),
+        };
+        assert_eq!(
+            one_line(&e.render().to_string()),
+            "the following required arguments were not provided: --output <FILTER>"
+        );
     }
 }

@@ -586,6 +586,15 @@ fn options_help_and_in_place_files() {
         "cannot be used with",
     );
     assert_usage_error(&run(&["stats"]), "required arguments were not provided");
+    // The one line keeps clap's indented continuation: the names of what is missing.
+    assert_usage_error(
+        &run(&["stats"]),
+        "the following required arguments were not provided: <FILTER> (see --help)",
+    );
+    assert_usage_error(
+        &run(&["build", &keys]),
+        "the following required arguments were not provided: --output <FILTER> (see --help)",
+    );
     assert_usage_error(
         &run(&["stats", "--filter"]),
         "a value is required for '--filter",
