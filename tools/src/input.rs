@@ -229,6 +229,7 @@ impl LineReader {
             self.carry.extend_from_slice(&block.data[cut..]);
             block.data.truncate(cut);
             if !block.spans.is_empty() {
+                self.progress.inc_keys(block.spans.len() as u64);
                 return Ok(true);
             }
         }
