@@ -1,7 +1,10 @@
 //! Model-based tests against `BTreeSet` / `BTreeMap`, every backend against the scalar
 //! oracle, serialization round trips and corrupt input.
 
-use bloomforge_bitmap::{Backend, Bitmap, BitmapError, BitmapView, Seen, TwoBitmap, TwoBitmapView};
+use bloomforge_bitmap::{
+    AtomicBitmap, AtomicTwoBitmap, Backend, Bitmap, BitmapError, BitmapView, Seen, TwoBitmap,
+    TwoBitmapView,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -334,4 +337,253 @@ fn corrupt_bytes_are_refused() {
     assert_eq!(TwoBitmap::read_from(&buf[..]).unwrap(), t);
     assert!(TwoBitmap::read_from(&buf[..buf.len() - 1]).is_err());
     assert_eq!(Bitmap::read_from(&good[..]).unwrap(), b);
+}
+
+/// Values anywhere in the whole `u32` domain, with its edges and word boundaries
+/// (0, 1, 63, 64, 2^32 - 64, 2^32 - 1 and their neighbours) drawn often.
+fn full_value() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        3 => prop::sample::select(vec![
+            0u32,
+            1,
+            31,
+            32,
+            63,
+            64,
+            65,
+            1 << 31,
+            u32::MAX - 64,
+            u32::MAX - 63, // 2^32 - 64
+            u32::MAX - 32,
+            u32::MAX - 1,
+            u32::MAX, // 2^32 - 1
+        ]),
+        1 => 0u32..256,
+        1 => (u32::MAX - 255)..=u32::MAX,
+        2 => any::<u32>(),
+    ]
+}
+
+fn full_ops() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => full_value().prop_map(Op::Insert),
+            1 => full_value().prop_map(Op::Remove),
+            1 => full_value().prop_map(Op::Contains),
+            1 => prop::collection::vec(full_value(), 0..40).prop_map(Op::Batch),
+        ],
+        0..100,
+    )
+}
+
+/// Full-universe cases are few (each scans 512 MiB or 1 GiB of mostly untouched zero
+/// pages a few times) and their seed is fixed, so a run never depends on chance.
+fn full_config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 12,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x2_0000_0000),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// The model's values and their neighbours (within the domain): the places to probe
+/// without scanning 2^32 values.
+fn probes<'a>(keys: impl Iterator<Item = &'a u32>) -> BTreeSet<u32> {
+    let mut p: BTreeSet<u32> = [0, 1, 63, 64, u32::MAX - 63, u32::MAX].into();
+    for &x in keys {
+        p.extend([x.wrapping_sub(1), x, x.wrapping_add(1)]);
+    }
+    p
+}
+
+/// Checks a full-universe bitmap against its model without an O(2^32) loop: the ordered
+/// values, the count, membership at every probe, and rank / select at the model's ends.
+fn check_full_bitmap(b: &Bitmap, model: &BTreeSet<u32>) {
+    assert_eq!(b.universe(), 1 << 32);
+    assert!(b.iter().eq(model.iter().copied()));
+    assert_eq!(b.len(), model.len() as u64);
+    assert_eq!(b.is_empty(), model.is_empty());
+    for x in probes(model.iter()) {
+        assert_eq!(b.contains(x), model.contains(&x), "value {x}");
+    }
+    assert_eq!(b.rank(1 << 32), model.len() as u64);
+    if let (Some(&lo), Some(&hi)) = (model.first(), model.last()) {
+        assert_eq!(b.select(0), Some(lo));
+        assert_eq!(b.select(model.len() as u64 - 1), Some(hi));
+        assert_eq!(b.rank(u64::from(hi)), model.len() as u64 - 1);
+    }
+    assert_eq!(b.select(model.len() as u64), None);
+}
+
+/// Checks a full-universe 2-bitmap against its counts, as [`check_full_bitmap`].
+fn check_full_two(t: &TwoBitmap, counts: &BTreeMap<u32, usize>) {
+    assert_eq!(t.universe(), 1 << 32);
+    let once: Vec<u32> = counts.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    let many: Vec<u32> = counts.iter().filter(|e| *e.1 > 1).map(|e| *e.0).collect();
+    assert_eq!(t.iter_once().collect::<Vec<_>>(), once);
+    assert_eq!(t.iter_many().collect::<Vec<_>>(), many);
+    assert_eq!(t.count_once(), once.len() as u64);
+    assert_eq!(t.count_many(), many.len() as u64);
+    assert_eq!(t.is_empty(), counts.is_empty());
+    for x in probes(counts.keys()) {
+        let want = state(counts.get(&x).copied().unwrap_or(0));
+        assert_eq!(t.seen(x), want, "value {x}");
+    }
+}
+
+proptest! {
+    #![proptest_config(full_config())]
+
+    #[test]
+    fn full_universe_bitmap_matches_btreeset(ops in full_ops()) {
+        let mut b = Bitmap::full_u32().unwrap();
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op::Insert(x) => prop_assert_eq!(b.insert(x), model.insert(x)),
+                Op::Remove(x) => prop_assert_eq!(b.remove(x), model.remove(&x)),
+                Op::Contains(x) => prop_assert_eq!(b.contains(x), model.contains(&x)),
+                Op::Batch(xs) => {
+                    b.par_insert_batch(&xs).unwrap();
+                    model.extend(xs.iter().copied());
+                    let mut out = vec![false; xs.len()];
+                    b.contains_batch(&xs, &mut out).unwrap();
+                    prop_assert!(out.iter().all(|&o| o));
+                }
+            }
+        }
+        check_full_bitmap(&b, &model);
+    }
+
+    #[test]
+    fn full_universe_two_bitmap_matches_btreemap(ops in full_ops()) {
+        let mut t = TwoBitmap::full_u32().unwrap();
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for op in ops {
+            match op {
+                // A 2-bitmap has no remove: the model's remove is a second insert.
+                Op::Insert(x) | Op::Remove(x) => {
+                    let n = counts.entry(x).or_default();
+                    prop_assert_eq!(t.insert(x).unwrap(), state(*n));
+                    *n += 1;
+                }
+                Op::Contains(x) => {
+                    let want = state(counts.get(&x).copied().unwrap_or(0));
+                    prop_assert_eq!(t.seen(x), want);
+                }
+                Op::Batch(xs) => {
+                    if xs.len() % 2 == 0 {
+                        t.insert_batch(&xs).unwrap();
+                    } else {
+                        t.par_insert_batch(&xs).unwrap();
+                    }
+                    for &x in &xs {
+                        *counts.entry(x).or_default() += 1;
+                    }
+                }
+            }
+        }
+        check_full_two(&t, &counts);
+    }
+
+    #[test]
+    fn full_universe_atomic_bitmap_matches_btreeset(ops in full_ops()) {
+        let a = AtomicBitmap::full_u32().unwrap();
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op::Insert(x) => prop_assert_eq!(a.insert(x).unwrap(), model.insert(x)),
+                Op::Remove(x) => prop_assert_eq!(a.remove(x), model.remove(&x)),
+                Op::Contains(x) => prop_assert_eq!(a.contains(x), model.contains(&x)),
+                Op::Batch(xs) => {
+                    a.insert_batch(&xs).unwrap();
+                    model.extend(xs.iter().copied());
+                }
+            }
+        }
+        prop_assert_eq!(a.universe(), 1u64 << 32);
+        prop_assert_eq!(a.len(), model.len() as u64);
+        prop_assert_eq!(a.is_empty(), model.is_empty());
+        for x in probes(model.iter()) {
+            prop_assert_eq!(a.contains(x), model.contains(&x), "value {}", x);
+        }
+        check_full_bitmap(&a.into_bitmap(), &model);
+    }
+
+    #[test]
+    fn full_universe_atomic_two_bitmap_matches_btreemap(ops in full_ops()) {
+        let a = AtomicTwoBitmap::full_u32().unwrap();
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(x) | Op::Remove(x) => {
+                    let n = counts.entry(x).or_default();
+                    prop_assert_eq!(a.insert(x).unwrap(), state(*n));
+                    *n += 1;
+                }
+                Op::Contains(x) => {
+                    let want = state(counts.get(&x).copied().unwrap_or(0));
+                    prop_assert_eq!(a.seen(x), want);
+                }
+                Op::Batch(xs) => {
+                    a.insert_batch(&xs).unwrap();
+                    for &x in &xs {
+                        *counts.entry(x).or_default() += 1;
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(a.universe(), 1u64 << 32);
+        for x in probes(counts.keys()) {
+            let want = state(counts.get(&x).copied().unwrap_or(0));
+            prop_assert_eq!(a.seen(x), want, "value {}", x);
+        }
+        check_full_two(&a.into_two_bitmap(), &counts);
+    }
+}
+
+/// The parallel loads over the whole domain with enough values for their chunked
+/// (per-thread word range) path: the domain's edges among 100 000 fixed-seed values, on
+/// a pool of 3 threads (an odd split of the words).
+#[test]
+fn full_universe_parallel_loads_match_the_models() {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut values: Vec<u32> = (0..100_000)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 32) as u32
+        })
+        .collect();
+    values.extend([0, 1, 63, 64, u32::MAX - 63, u32::MAX]);
+    values.extend([0, u32::MAX, u32::MAX]); // seen two and three times
+    let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+    for &x in &values {
+        *counts.entry(x).or_default() += 1;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let mut t = TwoBitmap::full_u32().unwrap();
+    pool.install(|| t.par_insert_batch(&values)).unwrap();
+    check_full_two(&t, &counts);
+    let mut b = Bitmap::full_u32().unwrap();
+    pool.install(|| b.par_insert_batch(&values)).unwrap();
+    check_full_bitmap(&b, &counts.keys().copied().collect());
+    // The atomic forms, filled from the pool's threads at once.
+    let a = AtomicBitmap::full_u32().unwrap();
+    let a2 = AtomicTwoBitmap::full_u32().unwrap();
+    pool.install(|| {
+        use rayon::prelude::*;
+        values.par_chunks(4096).for_each(|c| {
+            a.insert_batch(c).unwrap();
+            a2.insert_batch(c).unwrap();
+        })
+    });
+    assert_eq!(a.len(), counts.len() as u64);
+    check_full_bitmap(&a.into_bitmap(), &counts.keys().copied().collect());
+    check_full_two(&a2.into_two_bitmap(), &counts);
 }
