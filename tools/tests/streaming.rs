@@ -210,61 +210,208 @@ fn common_exact_equals_set_intersection_for_2_3_5_files() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn common_exact_equals_sort_comm() {
-    // The same answer as `LC_ALL=C sort -u | comm -12`, where those tools exist. The
-    // input has LF endings only (sort and comm keep CRs) and no empty lines.
-    let d = dir("comm");
-    let have = |t: &str| Command::new(t).arg("--version").output().is_ok();
-    if !(have("sort") && have("comm")) {
-        eprintln!("sort or comm missing: skipped");
-        return;
+/// Asserts that a coreutils program runs: the reference tests need `sort` and `comm`
+/// (present on CI, Debian coreutils); without them they fail rather than pass silently.
+fn require_tool(name: &str) {
+    let ok = Command::new(name)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "`{name} --version` failed: this test compares against GNU coreutils `sort -u | comm \
+         -12` and needs `{name}` on PATH (install coreutils)"
+    );
+}
+
+/// The documented key policy applied to a file's bytes, as lines for `sort`: one
+/// trailing `\r` stripped from every line, empty lines dropped, every line ended by `\n`.
+fn normalise(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !line.is_empty() {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
     }
-    let mut paths = Vec::new();
-    for f in 0..2u64 {
-        let mut rng = Rng(7 + f);
-        let mut data = Vec::new();
-        for _ in 0..20_000 {
-            let r = rng.next();
-            data.extend_from_slice(format!("k{}\n", r % 30_000).as_bytes());
-            if r.is_multiple_of(11) {
-                data.extend_from_slice(b"\xfe\xff-bytes\n");
+    out
+}
+
+/// The lines of a `\n`-terminated output (none for an empty one).
+fn lines_or_none(stdout: &[u8]) -> Vec<Vec<u8>> {
+    if stdout.is_empty() {
+        Vec::new()
+    } else {
+        lines_of(stdout)
+    }
+}
+
+#[test]
+fn common_exact_equals_sort_comm_for_2_3_5_files() {
+    // The same answer as `LC_ALL=C sort -u | comm -12` (for n files: comm -12 of the first
+    // two, then of that and each next file), on data with duplicates, empty lines, CRLF
+    // lines, inner CRs, NUL and non-UTF-8 bytes; the reference input is normalised by the
+    // tool's documented policy (sort and comm would keep the CRs and the empty line).
+    require_tool("sort");
+    require_tool("comm");
+    let d = dir("comm");
+    for files in [2u64, 3, 5] {
+        let temp = d.join(format!("tmp-{files}"));
+        std::fs::create_dir_all(&temp).unwrap();
+        let mut inputs = Vec::new();
+        let mut sorted = Vec::new();
+        for f in 0..files {
+            let data = family_file(f, 9000 + 1000 * f as usize, files);
+            assert!(data.windows(2).any(|w| w == b"\r\n"), "CRLF lines");
+            assert!(data.windows(2).any(|w| w == b"\n\n"), "empty lines");
+            assert!(std::str::from_utf8(&data).is_err(), "non-UTF-8 bytes");
+            let p = d.join(format!("in-{files}-{f}.txt"));
+            std::fs::write(&p, &data).unwrap();
+            let norm = d.join(format!("norm-{files}-{f}.txt"));
+            std::fs::write(&norm, normalise(&data)).unwrap();
+            let s = d.join(format!("sorted-{files}-{f}.txt"));
+            let st = Command::new("sort")
+                .env("LC_ALL", "C")
+                .arg("-u")
+                .arg(&norm)
+                .arg("-o")
+                .arg(&s)
+                .status()
+                .unwrap();
+            assert!(st.success(), "sort -u {}", norm.display());
+            inputs.push(p);
+            sorted.push(s);
+        }
+        let mut acc = sorted[0].clone();
+        for (i, s) in sorted[1..].iter().enumerate() {
+            let comm = Command::new("comm")
+                .env("LC_ALL", "C")
+                .arg("-12")
+                .arg(&acc)
+                .arg(s)
+                .output()
+                .unwrap();
+            assert!(comm.status.success(), "{}", stderr(&comm));
+            acc = d.join(format!("comm-{files}-{i}.txt"));
+            std::fs::write(&acc, &comm.stdout).unwrap();
+        }
+        let want = lines_or_none(&std::fs::read(&acc).unwrap());
+        assert!(
+            want.len() > 500,
+            "{files} files: {} common lines",
+            want.len()
+        );
+        // The reference agrees with the in-test model of the policy.
+        let mut model: Option<BTreeSet<Vec<u8>>> = None;
+        for p in &inputs {
+            let k = keys_of(&std::fs::read(p).unwrap());
+            model = Some(match model {
+                None => k,
+                Some(m) => m.intersection(&k).cloned().collect(),
+            });
+        }
+        assert_eq!(model.unwrap().into_iter().collect::<Vec<_>>(), want);
+
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            os("-v"),
+            os("common"),
+            os("--exact"),
+            os("--memory"),
+            os("64K"),
+            os("--temp-dir"),
+            temp.as_os_str(),
+        ];
+        args.extend(inputs.iter().map(|p| p.as_os_str()));
+        let out = run(&args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(stat(&err, "partitions") >= 4, "several partitions: {err}");
+        let mut got = lines_or_none(&out.stdout);
+        got.sort();
+        assert_eq!(got.len(), want.len(), "{files} files: {err}");
+        assert_eq!(got, want, "{files} files");
+        assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0, "temp removed");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// [`family_file`] with hot lines: every 3rd line is one of a few lines repeated
+/// throughout (a line common to all files, one private to the file, one of non-UTF-8
+/// bytes common to all, with CRLF endings on some). The hot lines' records all hash to
+/// the same partitions, which then far exceed a small budget.
+fn hot_file(f: u64, lines: usize, files: u64) -> Vec<u8> {
+    let base = family_file(f, lines, files);
+    let mut out = Vec::with_capacity(base.len() * 2);
+    let mut rng = Rng(77 + f);
+    for (i, line) in base.split(|&b| b == b'\n').enumerate() {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+        if i % 3 == 0 {
+            match rng.next() % 4 {
+                0 => out.extend_from_slice(b"hot-common-line\n"),
+                1 => out.extend_from_slice(b"hot-common-line\r\n"),
+                2 => out.extend_from_slice(format!("hot-private-{f}\n").as_bytes()),
+                _ => out.extend_from_slice(b"\xc3\x28hot-bytes\xff\r\n"),
             }
         }
-        let p = d.join(format!("c{f}.txt"));
-        std::fs::write(&p, data).unwrap();
-        let sorted = d.join(format!("c{f}.sorted"));
-        let st = Command::new("sort")
-            .env("LC_ALL", "C")
-            .arg("-u")
-            .arg(&p)
-            .arg("-o")
-            .arg(&sorted)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        paths.push((p, sorted));
     }
-    let comm = Command::new("comm")
-        .env("LC_ALL", "C")
-        .arg("-12")
-        .arg(&paths[0].1)
-        .arg(&paths[1].1)
-        .output()
-        .unwrap();
-    assert!(comm.status.success());
-    let out = run(&[
-        os("common"),
-        os("--exact"),
-        os("--memory"),
-        os("128K"),
-        paths[0].0.as_os_str(),
-        paths[1].0.as_os_str(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let mut got = lines_of(&out.stdout);
-    got.sort();
-    assert_eq!(got, lines_of(&comm.stdout));
+    out
+}
+
+#[test]
+fn common_exact_resplits_under_memory_alone_on_mixed_data() {
+    // No --partitions: the budget alone must force a re-split. The hot lines put ~25 % of
+    // the smallest file's records into one partition, several times what a 64K budget
+    // allows, so that partition is split again (and, where one line dominates, loaded
+    // whole); the answer is still the exact intersection.
+    let d = dir("resplit");
+    let files = 3u64;
+    let paths: Vec<PathBuf> = (0..files)
+        .map(|f| {
+            let p = d.join(format!("hot-{f}.txt"));
+            std::fs::write(&p, hot_file(f, 9000 + 2000 * f as usize, files)).unwrap();
+            p
+        })
+        .collect();
+    let mut want: Option<BTreeSet<Vec<u8>>> = None;
+    for p in &paths {
+        let k = keys_of(&std::fs::read(p).unwrap());
+        want = Some(match want {
+            None => k,
+            Some(w) => w.intersection(&k).cloned().collect(),
+        });
+    }
+    let want = want.unwrap();
+    assert!(want.contains(&b"hot-common-line"[..]) && want.contains(&b"\xc3\x28hot-bytes\xff"[..]));
+    assert!(!want.contains(&b"hot-private-0"[..]));
+    let temp = d.join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    for threads in ["1", "3"] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            os("-v"),
+            os("--threads"),
+            os(threads),
+            os("common"),
+            os("--exact"),
+            os("--memory"),
+            os("64K"),
+            os("--temp-dir"),
+            temp.as_os_str(),
+        ];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let out = run(&args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(stat(&err, "re-splits") >= 1, "{err}");
+        assert!(err.contains("re-split p-"), "{err}");
+        let got = lines_of(&out.stdout);
+        let got_set: BTreeSet<Vec<u8>> = got.iter().cloned().collect();
+        assert_eq!(got.len(), got_set.len(), "every common line once");
+        assert_eq!(got_set, want, "{threads} threads: {err}");
+        assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0, "temp removed");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
