@@ -1,36 +1,84 @@
 //! Temporary files and directories are removed on success, on error (their owners
-//! remove them on drop) and on Ctrl-C: the handler installed by [`install`] removes every
-//! registered path, then exits with status 130.
+//! remove them on drop) and on interruption: the handler installed by [`install`] runs on
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP (the `ctrlc` crate's `termination` feature),
+//! removes every registered path, then exits with status 130 whichever signal it was.
+//! Once it has started, `main` does not exit by itself ([`wait_if_interrupted`]): an
+//! interrupted run always ends with status 130, never with an error caused by the
+//! removal of its own temporary files.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Installs the Ctrl-C (SIGINT, SIGTERM) handler. Called once by `main`.
+/// Set by the handler before it removes anything.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The exit status of an interrupted run (128 + SIGINT, as a shell reports Ctrl-C).
+pub(crate) const INTERRUPTED_STATUS: i32 = 130;
+
+/// Installs the handler for SIGINT, SIGTERM and SIGHUP. Called once by `main`.
 pub(crate) fn install() {
     // An error means a handler is already installed (not by this tool): keep it.
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         let paths = match PATHS.lock() {
             Ok(p) => p.clone(),
             Err(p) => p.into_inner().clone(),
         };
         for p in paths {
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
+            remove(&p);
         }
         eprintln!("bloomforge: interrupted; temporary files removed");
-        std::process::exit(130);
+        std::process::exit(INTERRUPTED_STATUS);
     });
 }
 
-/// Registers a temporary file or directory to remove on Ctrl-C.
+/// Removes a file or a directory tree. The command's threads keep running while the
+/// handler works, so a file created in a directory between the listing and the `rmdir`
+/// makes the removal fail: it is retried (the creating thread soon fails, its directory
+/// gone).
+fn remove(p: &Path) {
+    for _ in 0..100 {
+        let gone = match std::fs::symlink_metadata(p) {
+            Err(_) => return,
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p).is_ok(),
+            Ok(_) => std::fs::remove_file(p).is_ok(),
+        };
+        if gone {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Whether the handler has started (the process is about to exit with status 130).
+pub(crate) fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Called by `main` before it exits: if the handler has started, waits for it to finish
+/// and exit the process (the command may have failed only because its temporary files
+/// were being removed under it).
+pub(crate) fn wait_if_interrupted() {
+    if interrupted() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// Registers a temporary file or directory (just created) to remove on interruption.
+/// If the handler has already taken its list, the path is removed here and the caller
+/// waits for the handler to exit the process.
 pub(crate) fn register(path: &Path) {
     if let Ok(mut p) = PATHS.lock() {
         p.push(path.to_path_buf());
+    }
+    if interrupted() {
+        remove(path);
+        wait_if_interrupted();
     }
 }
 
@@ -41,7 +89,7 @@ pub(crate) fn unregister(path: &Path) {
     }
 }
 
-/// A temporary directory (tempfile crate) that is removed on drop and on Ctrl-C.
+/// A temporary directory (tempfile crate) that is removed on drop and on interruption.
 pub(crate) struct TempDir {
     dir: tempfile::TempDir,
 }

@@ -19,7 +19,7 @@
 //! P is chosen so that a partition's set fits the budget; a partition that does not
 //! (skew, or an estimate too low) is split again by other hash bits, recursively. Records
 //! are `[len u32][file u8][bytes]`, so any byte (CR, NUL, invalid UTF-8) round-trips.
-//! Temporary files are removed on success, on error and on Ctrl-C. Resident memory: the
+//! Temporary files are removed on success, on error and on Ctrl-C (and SIGTERM). Resident memory: the
 //! budget (filter, then set) plus one input block (< 16 MiB), the partition writers'
 //! buffers (at most 16 MiB in all) and a 1 MiB read buffer.
 
@@ -319,6 +319,9 @@ const RECORD_OVERHEAD: u64 = 5;
 const SET_TARGET: u64 = 8 << 20;
 /// Deepest re-split.
 const MAX_DEPTH: u32 = 6;
+/// Test hook: temporary writes fail with "no space left on device" once this many bytes
+/// have been written (exercises the "temp dir full" path without filling a disk).
+const FAULT_TEMP_FULL_AFTER: &str = "BLOOMFORGE_FAULT_TEMP_FULL_AFTER";
 
 /// A partition file and what it holds of the smallest file (what its set will need).
 struct Part {
@@ -339,6 +342,8 @@ impl Part {
 /// Temp-space accounting and the disk-full message (shared by the pass-3 workers).
 struct Temp {
     dir: TempDir,
+    /// [`FAULT_TEMP_FULL_AFTER`], if set.
+    fault_after: Option<u64>,
     live: AtomicU64,
     peak: AtomicU64,
     written: AtomicU64,
@@ -413,6 +418,13 @@ impl Writers {
     #[inline]
     fn write(&mut self, temp: &Temp, p: usize, tag: u8, line: &[u8]) -> Result<()> {
         let len = u32::try_from(line.len()).map_err(|_| "line longer than 4 GiB")?;
+        let n = line.len() as u64 + RECORD_OVERHEAD;
+        if let Some(limit) = temp.fault_after {
+            if temp.written.load(Relaxed) + self.pending + n > limit {
+                let e = std::io::Error::from_raw_os_error(28);
+                return Err(temp.write_err(&self.parts[p].path, e));
+            }
+        }
         let w = &mut self.writers[p];
         let r = w
             .write_all(&len.to_le_bytes())
@@ -421,7 +433,6 @@ impl Writers {
         if let Err(e) = r {
             return Err(temp.write_err(&self.parts[p].path, e));
         }
-        let n = line.len() as u64 + RECORD_OVERHEAD;
         let part = &mut self.parts[p];
         part.bytes += n;
         if tag == 0 {
@@ -524,6 +535,9 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     let temp_estimate = (first_size + est_lines as u64 * RECORD_OVERHEAD) * n as u64;
     let temp = Temp {
         dir: TempDir::new(args.temp_dir.as_deref())?,
+        fault_after: std::env::var(FAULT_TEMP_FULL_AFTER)
+            .ok()
+            .and_then(|v| v.parse().ok()),
         live: AtomicU64::new(0),
         peak: AtomicU64::new(0),
         written: AtomicU64::new(0),
@@ -597,6 +611,12 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
         }
     }
     let parts = writers.finish(&temp)?;
+    if verbose {
+        eprintln!(
+            "temp bytes after passes 1-2: {}",
+            temp.written.load(Relaxed)
+        );
+    }
     drop(filter);
     drop(block);
 

@@ -201,7 +201,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    match run(cli.command) {
+    let result = run(cli.command);
+    // An interrupted run exits with status 130 from the signal handler, whatever it was
+    // doing when its temporary files were removed.
+    cleanup::wait_if_interrupted();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (`bloomforge query ... | head`) ends the command quietly, as a
         // SIGPIPE ends `cat`.

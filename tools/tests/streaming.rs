@@ -672,3 +672,177 @@ fn failures_are_one_line_and_leave_no_output() {
     assert_eq!(names, ["bad.bloom", "good.bloom", "k.txt"]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Two files of `lines` identical lines of ~40 bytes: every line is common, so the
+/// answer is as large as the input.
+fn all_common(d: &std::path::Path, lines: usize) -> (PathBuf, PathBuf) {
+    let data: String = (0..lines)
+        .map(|i| {
+            format!(
+                "https://example.org/{:016x}/{i}\n",
+                i.wrapping_mul(0x9e37_79b9)
+            )
+        })
+        .collect();
+    let (a, b) = (d.join("a.txt"), d.join("b.txt"));
+    std::fs::write(&a, &data).unwrap();
+    std::fs::write(&b, &data).unwrap();
+    (a, b)
+}
+
+#[test]
+fn common_exact_interrupted_by_sigint_or_sigterm_removes_its_temp_files() {
+    use std::io::Read;
+    let d = dir("signal");
+    // ~6 MB of common lines: far more than the output buffer (1 MiB) and a pipe (64 KiB
+    // by default, 1 MiB at most), so the run cannot finish while its stdout is not read.
+    let (a, b) = all_common(&d, 150_000);
+    for signal in ["INT", "TERM"] {
+        let temp = d.join(format!("tmp-{signal}"));
+        std::fs::create_dir_all(&temp).unwrap();
+        let mut child = bin()
+            .args([os("common"), os("--exact"), os("--memory"), os("256K")])
+            .arg("--temp-dir")
+            .arg(&temp)
+            .arg(&a)
+            .arg(&b)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The first output bytes mean pass 3 is under way (partitions on disk); from here
+        // the command blocks on its stdout, which is no longer read, until the signal.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 4096];
+        let n = stdout.read(&mut first).unwrap();
+        assert!(n > 0, "no output before the signal");
+        assert_eq!(
+            std::fs::read_dir(&temp).unwrap().count(),
+            1,
+            "the run's temporary directory exists"
+        );
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -s {signal} {}", child.id()))
+            .status()
+            .unwrap();
+        assert!(st.success(), "kill -s {signal}");
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        drop(stdout);
+        assert_eq!(status.code(), Some(130), "SIG{signal}: {status:?} {err}");
+        assert!(
+            err.contains("interrupted; temporary files removed"),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
+        assert!(left.is_empty(), "SIG{signal}: left {left:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The names in a directory, sorted.
+fn names(d: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn common_exact_failing_mid_run_leaves_no_output_and_no_temp_files() {
+    let d = dir("midfail");
+    let paths: Vec<PathBuf> = (0..3u64)
+        .map(|f| {
+            let p = d.join(format!("hot-{f}.txt"));
+            std::fs::write(&p, hot_file(f, 9000 + 2000 * f as usize, 3)).unwrap();
+            p
+        })
+        .collect();
+    let temp = d.join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let out_dir = d.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join("common.txt");
+    std::fs::write(&out, "previous answer\n").unwrap();
+    let common = |extra: &[&std::ffi::OsStr], fault: Option<u64>| {
+        let mut c = bin();
+        c.args(extra).args([
+            os("common"),
+            os("--exact"),
+            os("--memory"),
+            os("64K"),
+            os("--temp-dir"),
+            temp.as_os_str(),
+            os("-o"),
+            out.as_os_str(),
+        ]);
+        c.args(&paths);
+        if let Some(limit) = fault {
+            c.env("BLOOMFORGE_FAULT_TEMP_FULL_AFTER", limit.to_string());
+        }
+        c.output().unwrap()
+    };
+    // A successful run: how many temporary bytes passes 1-2 write, and how many more
+    // the re-splits of pass 3 write (one worker: a deterministic order).
+    let ok = common(&[os("-v"), os("--threads"), os("1")], None);
+    let err = stderr(&ok);
+    assert!(ok.status.success(), "{err}");
+    let passes_1_2 = stat(&err, "temp bytes after passes 1-2");
+    let total = stat(&err, "temp bytes written");
+    assert!(
+        stat(&err, "re-splits") >= 1 && total > passes_1_2 + 1000,
+        "{err}"
+    );
+    let answer = std::fs::read(&out).unwrap();
+    std::fs::write(&out, "previous answer\n").unwrap();
+
+    // The disk fills in pass 1, and in pass 3 (a re-split), after the output file was
+    // opened and partitions were intersected: one line naming the temp dir, status 1,
+    // the previous output untouched, no temporary file left beside it or in the temp dir.
+    for (when, limit) in [
+        ("pass 1", 1000),
+        ("pass 3", passes_1_2 + (total - passes_1_2) / 2),
+    ] {
+        let r = common(&[os("--threads"), os("1")], Some(limit));
+        assert_one_line_error(&r, "temp dir full: needs about");
+        let err = stderr(&r);
+        assert!(err.contains(&temp.display().to_string()), "{when}: {err}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"previous answer\n", "{when}");
+        assert_eq!(names(&out_dir), ["common.txt"], "{when}");
+        assert!(names(&temp).is_empty(), "{when}: {:?}", names(&temp));
+    }
+    // Without the fault, the same command writes the answer.
+    let r = common(&[os("--threads"), os("1")], None);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&out).unwrap(), answer);
+
+    // A missing file after valid ones: refused before anything is read or opened (every
+    // input is checked first), the output untouched.
+    std::fs::write(&out, "previous answer\n").unwrap();
+    let missing = d.join("missing.txt");
+    let r = run(&[
+        os("common"),
+        os("--exact"),
+        paths[0].as_os_str(),
+        paths[1].as_os_str(),
+        missing.as_os_str(),
+        os("-o"),
+        out.as_os_str(),
+        os("--temp-dir"),
+        temp.as_os_str(),
+    ]);
+    assert_one_line_error(&r, "missing.txt");
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous answer\n");
+    assert_eq!(names(&out_dir), ["common.txt"]);
+    assert!(names(&temp).is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
