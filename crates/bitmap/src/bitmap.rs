@@ -73,6 +73,11 @@ impl PartialEq for Bitmap {
 
 impl Eq for Bitmap {}
 
+/// Arrays of at least this many words (64 MiB) are cleared by swapping in fresh zero pages
+/// (a few page faults later) instead of writing zeros; below it writing is cheaper, and it
+/// keeps a table that is cleared and refilled in a loop in cache.
+pub(crate) const CLEAR_BY_REMAP_WORDS: usize = 1 << 23;
+
 #[inline(always)]
 fn bit(x: u32) -> u64 {
     1u64 << (x & 63)
@@ -217,10 +222,11 @@ impl Bitmap {
         self.words.iter().all(|&w| w == 0)
     }
 
-    /// Removes every value. Large arrays are replaced by fresh zero pages rather than
-    /// written (falling back to writing zeros if that allocation fails).
+    /// Removes every value. Large arrays (64 MiB and more) are replaced by fresh zero
+    /// pages rather than written (falling back to writing zeros if that allocation fails);
+    /// smaller ones, which a loop may clear again and again, are zeroed in place.
     pub fn clear(&mut self) {
-        if self.words.len() >= 1 << 16 {
+        if self.words.len() >= CLEAR_BY_REMAP_WORDS {
             if let Ok(fresh) = mem::zeroed_words(self.words.len()) {
                 self.words = fresh;
                 return;
@@ -565,8 +571,15 @@ impl<'a> BitmapView<'a> {
 }
 
 /// A [`Bitmap`] with `&self` inserts and removes from many threads (`fetch_or` /
-/// `fetch_and` on the word, so no insert is ever lost). Convert with
-/// [`into_bitmap`](Self::into_bitmap) for iteration, set algebra and serialization.
+/// `fetch_and` on the word, so no insert is ever lost). Queries ([`contains`],
+/// [`contains_batch`], [`len`], [`iter`]) run alongside; convert with
+/// [`into_bitmap`](Self::into_bitmap) (no copy) or [`to_bitmap`](Self::to_bitmap) (a
+/// snapshot) for set algebra and serialization, and back with `From<Bitmap>` (no copy).
+///
+/// [`contains`]: Self::contains
+/// [`contains_batch`]: Self::contains_batch
+/// [`len`]: Self::len
+/// [`iter`]: Self::iter
 pub struct AtomicBitmap {
     words: Box<[AtomicU64]>,
     universe: u64,
@@ -604,6 +617,11 @@ impl AtomicBitmap {
     /// The universe.
     pub fn universe(&self) -> u64 {
         self.universe
+    }
+
+    /// Bytes of the bit array.
+    pub fn memory_bytes(&self) -> usize {
+        self.words.len() * 8
     }
 
     fn word(&self, x: u32) -> Result<&AtomicU64> {
@@ -666,17 +684,79 @@ impl AtomicBitmap {
         Ok(())
     }
 
-    /// Number of values (a snapshot if inserts run concurrently).
+    /// `out[i] = contains(values[i])`, prefetching ahead (each answer is one relaxed load,
+    /// so inserts running meanwhile may or may not be seen).
+    ///
+    /// # Errors
+    /// `Core(LengthMismatch)` if the slices differ in length (`out` untouched).
+    pub fn contains_batch(&self, values: &[u32], out: &mut [bool]) -> Result<()> {
+        if values.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: values.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let base = self.words.as_ptr();
+        for (i, (&v, o)) in values.iter().zip(out.iter_mut()).enumerate() {
+            if let Some(&ahead) = values.get(i + bulk::AHEAD) {
+                prefetch(base.wrapping_add((ahead >> 6) as usize));
+            }
+            *o = self.contains(v);
+        }
+        Ok(())
+    }
+
+    /// Number of values: a hardware popcount of each word (one relaxed load a word; a
+    /// snapshot word by word if inserts run concurrently). O(universe / 64).
     pub fn len(&self) -> u64 {
-        self.words
-            .iter()
-            .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
-            .sum()
+        kernels::popcount_atomic(&self.words)
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|w| w.load(Ordering::Relaxed) == 0)
+    }
+
+    /// Removes every value. It takes `&mut self`, so no insert can run meanwhile; large
+    /// arrays are replaced by fresh zero pages rather than written (as
+    /// [`Bitmap::clear`]).
+    pub fn clear(&mut self) {
+        if self.words.len() >= CLEAR_BY_REMAP_WORDS {
+            if let Ok(fresh) = mem::zeroed_atomic_words(self.words.len()) {
+                self.words = fresh;
+                return;
+            }
+        }
+        for w in self.words.iter_mut() {
+            *w.get_mut() = 0;
+        }
+    }
+
+    /// The values in ascending order, each word read once with a relaxed load (values
+    /// inserted or removed concurrently may or may not be seen).
+    pub fn iter(&self) -> AtomicIter<'_> {
+        AtomicIter {
+            words: &self.words,
+            next_word: 0,
+            current: 0,
+        }
+    }
+
+    /// A copy as a plain [`Bitmap`] (a snapshot, word by word, if inserts run
+    /// concurrently; only non-zero words are written, so a sparse set stays cheap).
+    ///
+    /// # Errors
+    /// `Core(AllocationFailed)`.
+    pub fn to_bitmap(&self) -> Result<Bitmap> {
+        let mut b = Bitmap::new(self.universe)?;
+        for (d, s) in b.words.iter_mut().zip(self.words.iter()) {
+            let w = s.load(Ordering::Relaxed);
+            if w != 0 {
+                *d = w;
+            }
+        }
+        Ok(b)
     }
 
     /// The plain bitmap (no copy).
@@ -689,11 +769,50 @@ impl AtomicBitmap {
     }
 }
 
+/// Values of an [`AtomicBitmap`] in ascending order (see [`AtomicBitmap::iter`]).
+#[derive(Clone, Debug)]
+pub struct AtomicIter<'a> {
+    words: &'a [AtomicU64],
+    next_word: usize,
+    current: u64,
+}
+
+impl Iterator for AtomicIter<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        while self.current == 0 {
+            self.current = self.words.get(self.next_word)?.load(Ordering::Relaxed);
+            self.next_word += 1;
+        }
+        let t = self.current.trailing_zeros();
+        self.current &= self.current - 1;
+        Some(((self.next_word as u64 - 1) * 64 + u64::from(t)) as u32)
+    }
+}
+
+impl<'a> IntoIterator for &'a AtomicBitmap {
+    type Item = u32;
+    type IntoIter = AtomicIter<'a>;
+    fn into_iter(self) -> AtomicIter<'a> {
+        self.iter()
+    }
+}
+
+/// No copy: the words are reinterpreted as atomics.
 impl From<Bitmap> for AtomicBitmap {
     fn from(b: Bitmap) -> Self {
         AtomicBitmap {
             words: mem::plain_into_atomic(b.words),
             universe: b.universe,
         }
+    }
+}
+
+/// No copy, as [`AtomicBitmap::into_bitmap`].
+impl From<AtomicBitmap> for Bitmap {
+    fn from(a: AtomicBitmap) -> Self {
+        a.into_bitmap()
     }
 }

@@ -7,6 +7,7 @@
 //! `Wide` backend runs the portable loop (SSE2 auto-vectorised at the baseline target).
 
 use bloomforge_core::Backend;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Bit pattern of the low bit of every 2-bit field.
 pub(crate) const LOW: u64 = 0x5555_5555_5555_5555;
@@ -65,6 +66,36 @@ pub(crate) mod scalar {
     }
 }
 
+/// Sum of `count_ones` over atomic words, each read with one relaxed load (8 independent
+/// accumulators). Atomic loads do not vectorise, so this is the word-at-a-time hardware
+/// popcount where the CPU has it (`POPCNT`, detected at run time), which keeps pace with
+/// memory on large arrays.
+pub(crate) fn popcount_atomic(words: &[AtomicU64]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: POPCNT was just detected.
+        return unsafe { x86::popcount_atomic_popcnt(words) };
+    }
+    popcount_atomic_loop(words)
+}
+
+#[inline(always)]
+fn popcount_atomic_loop(words: &[AtomicU64]) -> u64 {
+    let mut acc = [0u64; 8];
+    let chunks = words.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] += u64::from(c[i].load(Ordering::Relaxed).count_ones());
+        }
+    }
+    let mut total: u64 = acc.iter().sum();
+    for w in tail {
+        total += u64::from(w.load(Ordering::Relaxed).count_ones());
+    }
+    total
+}
+
 /// The same loops, inlined into `#[target_feature]` functions.
 #[inline(always)]
 fn popcount_loop(words: &[u64], mask: u64) -> u64 {
@@ -97,7 +128,15 @@ fn binary_loop(op: Op, a: &mut [u64], b: &[u64]) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{binary_loop, popcount_loop, Op};
+    use super::{binary_loop, popcount_atomic_loop, popcount_loop, Op};
+    use core::sync::atomic::AtomicU64;
+
+    /// # Safety
+    /// The CPU supports POPCNT.
+    #[target_feature(enable = "popcnt")]
+    pub(crate) unsafe fn popcount_atomic_popcnt(words: &[AtomicU64]) -> u64 {
+        popcount_atomic_loop(words)
+    }
 
     /// # Safety
     /// The CPU supports AVX2 and POPCNT.
@@ -246,6 +285,19 @@ mod tests {
                     assert_eq!(got, want, "{backend:?} {op:?} n={n}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn atomic_popcount_matches_the_scalar_oracle() {
+        for n in [0usize, 1, 7, 8, 9, 1000] {
+            let w = words(n as u64 + 7, n);
+            let atomic: Vec<AtomicU64> = w.iter().map(|&x| AtomicU64::new(x)).collect();
+            assert_eq!(popcount_atomic(&atomic), scalar::popcount(&w, u64::MAX));
+            assert_eq!(
+                popcount_atomic_loop(&atomic),
+                scalar::popcount(&w, u64::MAX)
+            );
         }
     }
 

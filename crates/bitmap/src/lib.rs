@@ -51,7 +51,7 @@ mod kernels;
 mod mem;
 mod two;
 
-pub use bitmap::{AtomicBitmap, Bitmap, BitmapBuilder, BitmapView, Iter};
+pub use bitmap::{AtomicBitmap, AtomicIter, Bitmap, BitmapBuilder, BitmapView, Iter};
 pub use bloomforge_core::Backend;
 pub use two::{AtomicTwoBitmap, IterState, Seen, TwoBitmap, TwoBitmapView};
 

@@ -208,9 +208,10 @@ impl TwoBitmap {
         self.words.iter().all(|&w| w == 0)
     }
 
-    /// Forgets everything (large tables are replaced by fresh zero pages).
+    /// Forgets everything (tables of 64 MiB and more are replaced by fresh zero pages,
+    /// smaller ones zeroed in place).
     pub fn clear(&mut self) {
-        if self.words.len() >= 1 << 16 {
+        if self.words.len() >= crate::bitmap::CLEAR_BY_REMAP_WORDS {
             if let Ok(fresh) = mem::zeroed_words(self.words.len()) {
                 self.words = fresh;
                 return;
@@ -481,6 +482,14 @@ impl AtomicTwoBitmap {
     }
 }
 
+/// No copy, as [`AtomicTwoBitmap::into_two_bitmap`].
+impl From<AtomicTwoBitmap> for TwoBitmap {
+    fn from(a: AtomicTwoBitmap) -> Self {
+        a.into_two_bitmap()
+    }
+}
+
+/// No copy: the words are reinterpreted as atomics.
 impl From<TwoBitmap> for AtomicTwoBitmap {
     fn from(t: TwoBitmap) -> Self {
         AtomicTwoBitmap {

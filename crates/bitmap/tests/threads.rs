@@ -1,7 +1,7 @@
 //! The atomic forms under threads, and the partitioned parallel loads.
 
-use bloomforge_bitmap::{AtomicBitmap, AtomicTwoBitmap, Bitmap, Seen, TwoBitmap};
-use std::collections::BTreeMap;
+use bloomforge_bitmap::{AtomicBitmap, AtomicTwoBitmap, Bitmap, BitmapError, Seen, TwoBitmap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A fixed-seed xorshift stream.
 fn values(seed: u64, n: usize, universe: u64) -> Vec<u32> {
@@ -148,4 +148,88 @@ fn atomic_batches_and_conversions() {
     let plain = t.into_two_bitmap();
     let back: AtomicTwoBitmap = plain.into();
     assert_eq!(back.seen(7), Seen::Many);
+}
+
+/// The atomic bitmap's queries (len, iter, contains_batch), snapshot and conversions, and
+/// clear (in place for a small array, fresh zero pages for the full domain), after four
+/// threads filled it.
+#[test]
+fn atomic_bitmap_queries_clear_and_conversions() {
+    let universe = 1u64 << 20;
+    let v = values(11, 20_000, universe);
+    let model: BTreeSet<u32> = v.iter().copied().collect();
+    let a = AtomicBitmap::new(universe).unwrap();
+    std::thread::scope(|s| {
+        for c in v.chunks(5_000) {
+            let a = &a;
+            s.spawn(move || a.insert_batch(c).unwrap());
+        }
+    });
+    assert_eq!(a.len(), model.len() as u64);
+    assert_eq!(a.memory_bytes(), (universe / 8) as usize);
+    assert!(a.iter().eq(model.iter().copied()));
+    assert!((&a).into_iter().eq(model.iter().copied()));
+    // Queries inside and outside the universe.
+    let queries = values(12, 10_000, universe * 2);
+    let mut out = vec![false; queries.len()];
+    a.contains_batch(&queries, &mut out).unwrap();
+    for (q, &o) in queries.iter().zip(&out) {
+        assert_eq!(o, model.contains(q), "query {q}");
+    }
+    let mut short = vec![true; 3];
+    assert!(matches!(
+        a.contains_batch(&queries, &mut short),
+        Err(BitmapError::Core(
+            bloomforge_core::Error::LengthMismatch { .. }
+        ))
+    ));
+    assert_eq!(short, [true; 3], "out untouched");
+    // Snapshot, and the no-copy conversions both ways.
+    let snap = a.to_bitmap().unwrap();
+    assert!(snap.iter().eq(model.iter().copied()));
+    let plain: Bitmap = a.into();
+    assert_eq!(plain, snap);
+    let mut a = AtomicBitmap::from(plain);
+    assert_eq!(a.len(), model.len() as u64);
+    a.clear();
+    assert!(a.is_empty() && a.iter().next().is_none());
+    assert_eq!(a.len(), 0);
+    assert!(a.insert(5).unwrap() && a.iter().eq([5]));
+    // The whole domain: clear swaps in fresh pages.
+    let mut f = AtomicBitmap::full_u32().unwrap();
+    for x in [u32::MAX, 0, 64, 63] {
+        assert!(f.insert(x).unwrap());
+    }
+    assert_eq!(f.len(), 4);
+    assert_eq!(f.iter().collect::<Vec<_>>(), [0, 63, 64, u32::MAX]);
+    f.clear();
+    assert!(f.is_empty() && !f.contains(u32::MAX));
+    assert_eq!(f.len(), 0);
+    // The 2-bitmap's conversions.
+    let t = AtomicTwoBitmap::new(100).unwrap();
+    t.insert_batch(&[1, 1, 2]).unwrap();
+    let plain: TwoBitmap = t.into();
+    assert_eq!(plain.iter_once().collect::<Vec<_>>(), [2]);
+    assert_eq!(plain.iter_many().collect::<Vec<_>>(), [1]);
+}
+
+/// Clearing a small 2-bitmap again and again (in place) and refilling it gives the same
+/// answers as a fresh one.
+#[test]
+fn small_tables_clear_in_place() {
+    let mut t = TwoBitmap::new(1 << 16).unwrap();
+    let mut b = Bitmap::new(1 << 16).unwrap();
+    for round in 0..4u64 {
+        let v = values(round + 20, 3_000, 1 << 16);
+        t.clear();
+        b.clear();
+        assert!(t.is_empty() && b.is_empty());
+        t.insert_batch(&v).unwrap();
+        b.insert_batch(&v).unwrap();
+        let c = counts(&v);
+        assert!(t
+            .iter_once()
+            .eq(c.iter().filter(|e| *e.1 == 1).map(|e| *e.0)));
+        assert!(b.iter().eq(c.keys().copied()));
+    }
 }
