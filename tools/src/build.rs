@@ -136,6 +136,33 @@ fn spool_error(path: &std::path::Path, e: std::io::Error) -> CliError {
     }
 }
 
+/// The distinct keys a filter holds, for the overfill check and the summary. The plain
+/// filters' `estimated_len` is from their fill; the counting filter's (the counter sum)
+/// and the d-left `len` count every insert, so a key on many lines would read as many
+/// keys and a file with duplicates would warn of an overfill it does not have. For those
+/// the count comes from the fill too: the counting filter's zero counters (after `n`
+/// distinct keys a counter is still zero with probability `exp(-n c / m)`, `c` the
+/// counters a key sets on average), the d-left filter's occupied cells (one per distinct
+/// fingerprint).
+fn distinct_keys(filter: &AnyFilter) -> f64 {
+    match filter {
+        AnyFilter::Counting(f) => {
+            let m = f.num_counters() as f64;
+            // A key's k counters are drawn from its line of 128 (blocked) or from all m.
+            let space = match f.layout() {
+                bloomforge_counting::CounterLayout::Blocked => 128.0f64.min(m),
+                bloomforge_counting::CounterLayout::Standard => m,
+            };
+            let per_key = -space * (f64::from(f.num_hashes()) * (-1.0 / space).ln_1p()).exp_m1();
+            // Half a counter when all are set: a finite (huge) estimate.
+            let zero = (m - f.nonzero_counters() as f64).max(0.5);
+            m * (m / zero).ln() / per_key
+        }
+        AnyFilter::DLeft(f) => f.occupied_cells() as f64,
+        f => f.estimated_len(),
+    }
+}
+
 /// Runs `build`.
 pub(crate) fn run(args: Args) -> Result<()> {
     let mut names = args.keys.clone();
@@ -193,7 +220,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         progress.finish();
     }
     drop(spool_dir);
-    let distinct = filter.estimated_len();
+    let distinct = distinct_keys(&filter);
     let fp = filter.expected_false_pos();
     // The fill-based estimate is within a few percent at the design load: 10 % over is
     // an overfilled filter, not noise.

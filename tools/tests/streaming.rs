@@ -846,3 +846,81 @@ fn common_exact_failing_mid_run_leaves_no_output_and_no_temp_files() {
     assert!(names(&temp).is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn build_with_duplicates_at_the_expected_distinct_count_does_not_warn() {
+    // 6000 distinct keys, each on 8 lines (CRLF on some): --expected 6000 is exact, so no
+    // kind may warn of an overfill (the counting filters' counter sum and the d-left
+    // count of inserts see 48 000 keys; the check uses the fill).
+    let d = dir("dups");
+    let mut data = Vec::new();
+    for round in 0..8 {
+        for i in 0..6000 {
+            data.extend_from_slice(format!("key-{i}").as_bytes());
+            data.extend_from_slice(if (i + round) % 5 == 0 { b"\r\n" } else { b"\n" });
+        }
+    }
+    let kf = d.join("dups.txt");
+    std::fs::write(&kf, &data).unwrap();
+    let over = d.join("over.txt");
+    std::fs::write(
+        &over,
+        (0..12_000)
+            .map(|i| format!("key-{i}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    for kind in [
+        "blocked",
+        "split",
+        "standard",
+        "counting",
+        "counting-standard",
+        "dleft",
+    ] {
+        let f = d.join(format!("{kind}.bloom"));
+        let out = run(&[
+            os("build"),
+            kf.as_os_str(),
+            os("-o"),
+            f.as_os_str(),
+            os("--kind"),
+            os(kind),
+            os("--expected"),
+            os("6000"),
+        ]);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{kind}: {err}");
+        assert!(!err.contains("warning"), "{kind}: {err}");
+        // The summary counts 48 000 keys and about 6000 distinct ones.
+        assert!(err.contains("48000 keys (~"), "{kind}: {err}");
+        let distinct: f64 = err
+            .split("48000 keys (~")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{kind}: {err}"));
+        assert!((5600.0..=6400.0).contains(&distinct), "{kind}: {err}");
+        // Twice the keys it was sized for still warns (counting kinds too).
+        if kind != "dleft" {
+            let f = d.join(format!("{kind}-over.bloom"));
+            let out = run(&[
+                os("build"),
+                over.as_os_str(),
+                os("-o"),
+                f.as_os_str(),
+                os("--kind"),
+                os(kind),
+                os("--expected"),
+                os("6000"),
+            ]);
+            let err = stderr(&out);
+            assert!(out.status.success(), "{kind}: {err}");
+            assert!(
+                err.contains("warning") && err.contains("more than --expected 6000"),
+                "{kind}: {err}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
