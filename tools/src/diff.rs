@@ -50,7 +50,7 @@ pub(crate) struct Args {
 fn table_of(source: &Source, keep_empty: bool, d: usize) -> Result<Iblt> {
     let mut t =
         Iblt::with_expected_diff(d).map_err(|e| CliError::Msg(format!("--expected-diff: {e}")))?;
-    let hasher = t.hasher();
+    let hasher = *t.hasher();
     LineReader::open(source, keep_empty, Progress::hidden())?.for_each_line(|line, _| {
         t.insert_hash(hasher.hash_one(line));
         Ok(())
@@ -98,7 +98,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
         Err(e) => return Err(CliError::Msg(e.to_string())),
     };
-    let hasher = ta.hasher();
+    let hasher = *ta.hasher();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     print_listed(

@@ -73,7 +73,7 @@ fn main() {
         let hasher = ours.hasher();
         let hashes: Vec<u64> = keys
             .iter()
-            .map(|k| std::hash::BuildHasher::hash_one(&hasher, k))
+            .map(|k| std::hash::BuildHasher::hash_one(hasher, k))
             .collect();
         // Lookups interleaved too, 5 rounds, medians (and the median of per-round ratios).
         let (mut lo, mut lx, mut lh, mut lr) = (vec![], vec![], vec![], vec![]);

@@ -145,11 +145,19 @@ impl<T: Counter> Lattice for SumLattice<T> {
 /// assert_eq!(a.get("x"), b.get("x"));
 /// let c: CompactApproximator<MaxLattice<u32>> = [("x", 7), ("y", 2)].into_iter().collect();
 /// assert!(c.get("x") >= 7 && c.get("y") >= 2);
+/// // A keyed hasher for keys from untrusted parties:
+/// let key = bloomforge_core::KeyedHasher::with_key([1, 2, 3, 4]);
+/// let mut keyed = CompactApproximator::<MaxLattice<u32>>::builder()
+///     .expected_items(1000)
+///     .hasher(key)
+///     .build()?;
+/// keyed.insert("x", 7);
+/// assert!(keyed.get("x") >= 7);
 /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct CompactApproximator<L: Lattice> {
-    hasher: DefaultHasher,
+pub struct CompactApproximator<L: Lattice, S = DefaultHasher> {
+    hasher: S,
     k: usize,
     subtable: usize,
     cells: Vec<L::Value>,
@@ -183,12 +191,12 @@ impl<L: Lattice> CompactApproximator<L> {
             .build()
     }
 
-    /// The builder: `.expected_items(n).false_pos(p).seed(s).build()`.
+    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
     pub fn builder() -> CompactApproximatorBuilder<L> {
         CompactApproximatorBuilder {
             expected_items: 0,
             false_pos: DEFAULT_FALSE_POS,
-            seed: 0,
+            hasher: DefaultHasher::with_seed(0),
             _l: PhantomData,
         }
     }
@@ -207,6 +215,17 @@ impl<L: Lattice> CompactApproximator<L> {
     /// # Errors
     /// As [`with_cells`](Self::with_cells).
     pub fn with_seed(m: usize, k: usize, seed: u64) -> Result<Self, RetrievalError> {
+        Self::with_cells_and_hasher(m, k, DefaultHasher::with_seed(seed))
+    }
+}
+
+impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
+    /// [`with_cells`](CompactApproximator::with_cells) with the caller's hasher (e.g.
+    /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys).
+    ///
+    /// # Errors
+    /// As [`with_cells`](CompactApproximator::with_cells).
+    pub fn with_cells_and_hasher(m: usize, k: usize, hasher: S) -> Result<Self, RetrievalError> {
         if m == 0 {
             return Err(bloomforge_core::Error::ZeroBits.into());
         }
@@ -219,7 +238,7 @@ impl<L: Lattice> CompactApproximator<L> {
         }
         let subtable = m.div_ceil(k);
         Ok(CompactApproximator {
-            hasher: DefaultHasher::with_seed(seed),
+            hasher,
             k,
             subtable,
             cells: crate::peel::alloc(subtable.saturating_mul(k), L::bottom())?,
@@ -227,8 +246,8 @@ impl<L: Lattice> CompactApproximator<L> {
     }
 
     /// The hasher keys are hashed with.
-    pub fn hasher(&self) -> DefaultHasher {
-        self.hasher
+    pub fn hasher(&self) -> &S {
+        &self.hasher
     }
 
     /// Number of cells.
@@ -361,17 +380,27 @@ impl<L: Lattice> CompactApproximator<L> {
 
 /// Builder of [`CompactApproximator`] (the conventions' names): `expected_items`
 /// (required), `false_pos` (the probability that a key's answer is inexact, default
-/// [`DEFAULT_FALSE_POS`]), `seed`; validation in [`build`](Self::build).
+/// [`DEFAULT_FALSE_POS`]), `seed` or `hasher`; validation in [`build`](Self::build).
 #[must_use]
 #[derive(Clone, Copy, Debug)]
-pub struct CompactApproximatorBuilder<L: Lattice> {
+pub struct CompactApproximatorBuilder<L: Lattice, S = DefaultHasher> {
     expected_items: u64,
     false_pos: f64,
-    seed: u64,
+    hasher: S,
     _l: PhantomData<L>,
 }
 
 impl<L: Lattice> CompactApproximatorBuilder<L> {
+    /// Seeds the default hasher (default 0).
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<L: Lattice, S: BuildHasher> CompactApproximatorBuilder<L, S> {
     /// Distinct keys the approximator will hold (required, at least 1).
     pub fn expected_items(mut self, n: u64) -> Self {
         self.expected_items = n;
@@ -384,17 +413,22 @@ impl<L: Lattice> CompactApproximatorBuilder<L> {
         self
     }
 
-    /// The hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
+    /// Uses `hasher` instead of the default (e.g.
+    /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys).
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> CompactApproximatorBuilder<L, S2> {
+        CompactApproximatorBuilder {
+            expected_items: self.expected_items,
+            false_pos: self.false_pos,
+            hasher,
+            _l: PhantomData,
+        }
     }
 
     /// The approximator, `m` and `k` from [`bloomforge_core::math::std_size`].
     ///
     /// # Errors
     /// As [`CompactApproximator::new`].
-    pub fn build(self) -> Result<CompactApproximator<L>, RetrievalError> {
+    pub fn build(self) -> Result<CompactApproximator<L, S>, RetrievalError> {
         if self.expected_items == 0 {
             return Err(bloomforge_core::Error::ZeroItems.into());
         }
@@ -407,7 +441,7 @@ impl<L: Lattice> CompactApproximatorBuilder<L> {
             requested: m,
             max: usize::MAX as u64,
         })?;
-        CompactApproximator::with_seed(m, (k as usize).clamp(1, 16), self.seed)
+        CompactApproximator::with_cells_and_hasher(m, (k as usize).clamp(1, 16), self.hasher)
     }
 }
 
@@ -428,7 +462,7 @@ impl<K: Hash, L: Lattice> FromIterator<(K, L::Value)> for CompactApproximator<L>
 }
 
 /// Inserts every `(key, value)` pair ([`insert`](CompactApproximator::insert) cannot fail).
-impl<K: Hash, L: Lattice> Extend<(K, L::Value)> for CompactApproximator<L> {
+impl<K: Hash, L: Lattice, S: BuildHasher> Extend<(K, L::Value)> for CompactApproximator<L, S> {
     fn extend<I: IntoIterator<Item = (K, L::Value)>>(&mut self, iter: I) {
         for (k, v) in iter {
             self.insert(&k, v);

@@ -2,7 +2,8 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use bloomforge_core::format::{self, u32_at, u64_at, FilterKind};
+use bloomforge_core::builder::DEFAULT_FALSE_POS;
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 
 use rayon::prelude::*;
@@ -76,8 +77,9 @@ fn answer(
 }
 
 /// The fields of a serialized Bloomier filter, validated; the cells' words as bytes.
-struct Parsed<'a> {
-    hasher: DefaultHasher,
+struct Parsed<'a, S> {
+    hasher: S,
+    attempt: u32,
     layout: Layout,
     items: u64,
     value_bits: u32,
@@ -85,11 +87,13 @@ struct Parsed<'a> {
     words: &'a [u8],
 }
 
-fn parse(bytes: &[u8]) -> Result<Parsed<'_>, RetrievalError> {
+fn parse<S: PersistentHasher>(
+    bytes: &[u8],
+    hasher: Option<S>,
+) -> Result<Parsed<'_, S>, RetrievalError> {
     let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
-    let (header, payload, hasher) =
-        format::decode::<DefaultHasher>(bytes, FilterKind::Bloomier, None)?;
-    let layout = Layout::read(payload)?;
+    let (header, payload, hasher) = format::decode::<S>(bytes, FilterKind::Bloomier, hasher)?;
+    let (layout, attempt) = Layout::read(payload)?;
     if payload.len() < LAYOUT_BYTES + 8 {
         return Err(corrupt("payload too short"));
     }
@@ -109,6 +113,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, RetrievalError> {
     }
     Ok(Parsed {
         hasher,
+        attempt,
         layout,
         items: header.items,
         value_bits,
@@ -147,16 +152,32 @@ impl CellStore for Packed {
 /// With `fingerprint_bits == 0` it is a pure retrieval structure: every key gets
 /// `Some(_)`, arbitrary for keys outside the set.
 ///
+/// Static: built once from all its pairs, so it has no `new(expected_items, false_pos)`
+/// (see `docs/conventions.md`, "Static filters"): [`build`](Self::build), the
+/// [builder](Self::builder) (`.value_bits(v)`, `.fingerprint_bits(f)` or
+/// `.false_pos(p)`, `.seed(s)` or `.hasher(h)`, `.threads(t)`, then `.build(&pairs)`),
+/// or `collect()`. Keys are hashed with `S` (core's [`DefaultHasher`] by default, a
+/// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys); a construction
+/// that does not peel retries with the hashes remixed by the retry's index, stored with
+/// the filter.
+///
 /// ```
 /// use bloomforge_retrieval::BloomierFilter;
-/// let f = BloomierFilter::build(&[(1u64, 10u32), (2, 20), (3, 30)], 8, 16)?;
+/// let pairs = [(1u64, 10u32), (2, 20), (3, 30)];
+/// let f = BloomierFilter::build(&pairs, 8, 16)?;
 /// assert_eq!((f.get(&1u64), f.get(&3u64)), (Some(10), Some(30)));
+/// let g = BloomierFilter::builder().value_bits(8).fingerprint_bits(16).build(&pairs)?;
+/// assert_eq!(f.to_bytes(), g.to_bytes());
+/// let h: BloomierFilter = pairs.into_iter().collect();
+/// assert_eq!(h.get(&2u64), Some(20));
 /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct BloomierFilter {
-    // Kept built (not as a seed) so `get` does not redo foldhash's seed mixing per key.
-    hasher: DefaultHasher,
+pub struct BloomierFilter<S = DefaultHasher> {
+    // The hasher given (kept built, so `get` does not redo a seed's mixing per key).
+    hasher: S,
+    // The retry whose remix of the hasher's hashes peeled (`peel::retry_hash`).
+    attempt: u32,
     layout: Layout,
     items: u64,
     value_bits: u32,
@@ -176,33 +197,73 @@ fn check_bits(name: &'static str, v: u32, lo: u32) -> Result<(), RetrievalError>
     }
 }
 
-impl BloomierFilter {
-    /// Builds the function of `pairs` with hasher seed 0 (see
-    /// [`build_with_seed`](Self::build_with_seed)).
-    ///
-    /// # Errors
-    /// As [`build_with_seed`](Self::build_with_seed).
-    pub fn build<K: Hash + Eq + Sync>(
-        pairs: &[(K, u32)],
-        value_bits: u32,
-        fingerprint_bits: u32,
-    ) -> Result<Self, RetrievalError> {
-        Self::build_with_seed(pairs, value_bits, fingerprint_bits, 0)
-    }
+/// A hasher's constructor from a seed, and the seed given: what lets a construction
+/// retry a 64-bit collision of two keys with a derived seed (the default hasher only).
+type Reseed<S> = (fn(u64) -> S, u64);
 
-    /// Builds the function of `pairs` (`value_bits` in 1..=32, `fingerprint_bits` in
-    /// 0..=32). A key given twice with the same value counts once.
-    ///
-    /// # Errors
-    /// [`RetrievalError::InvalidParameter`] for widths out of range, a value that does not
-    /// fit `value_bits`, or 2^32 keys or more; [`RetrievalError::DuplicateKey`] for a key
-    /// given with two values; [`RetrievalError::ConstructionFailed`] if 100 derived seeds
-    /// all fail to peel; [`RetrievalError::Core`] if the table cannot be allocated.
-    pub fn build_with_seed<K: Hash + Eq + Sync>(
+/// Why a pass over the hashed pairs stopped.
+enum Stop {
+    /// Distinct keys with one hash and different values: another hasher seed is needed.
+    Collision(u32, u32),
+    /// An error to return.
+    Error(RetrievalError),
+}
+
+/// The distinct hashes of `pairs` under `hash`, sorted, and their values. A key given
+/// twice with the same value counts once; with two values it is an error. Distinct keys
+/// with equal hashes and equal values are kept once (both get their value); with
+/// different values they stop the pass.
+fn hashed_pairs<K: Hash + Eq + Sync>(
+    pairs: &[(K, u32)],
+    hash: impl Fn(&K) -> u64 + Sync + Send,
+) -> Result<(Vec<u64>, Vec<u32>), Stop> {
+    let hash_pair = |(i, (k, _)): (usize, &(K, u32))| (hash(k), i as u32);
+    let mut entries: Vec<(u64, u32)>;
+    if pairs.len() < peel::PARALLEL_MIN {
+        entries = pairs.iter().enumerate().map(hash_pair).collect();
+        entries.sort_unstable();
+    } else {
+        entries = pairs.par_iter().enumerate().map(hash_pair).collect();
+        entries.par_sort_unstable();
+    }
+    let mut hashes = Vec::with_capacity(entries.len());
+    let mut values = Vec::with_capacity(entries.len());
+    let mut run_start = 0;
+    for j in 0..entries.len() {
+        let (h, i) = entries[j];
+        if j > 0 && entries[j - 1].0 == h {
+            let (key, value) = &pairs[i as usize];
+            for &(_, e) in &entries[run_start..j] {
+                let (other, ov) = &pairs[e as usize];
+                if ov == value {
+                    continue;
+                }
+                if other == key {
+                    return Err(Stop::Error(RetrievalError::DuplicateKey {
+                        first: *ov,
+                        second: *value,
+                    }));
+                }
+                return Err(Stop::Collision(*ov, *value));
+            }
+            continue;
+        }
+        run_start = j;
+        hashes.push(h);
+        values.push(pairs[i as usize].1);
+    }
+    Ok((hashes, values))
+}
+
+impl<S: BuildHasher + Sync> BloomierFilter<S> {
+    /// The construction: `reseed` (the default hasher's seed) lets a 64-bit collision of
+    /// two keys retry with a derived seed; without it (a hasher given) that is an error.
+    fn construct<K: Hash + Eq + Sync>(
         pairs: &[(K, u32)],
         value_bits: u32,
         fingerprint_bits: u32,
-        seed: u64,
+        mut hasher: S,
+        reseed: Option<Reseed<S>>,
     ) -> Result<Self, RetrievalError> {
         check_bits("value_bits", value_bits, 1)?;
         check_bits("fingerprint_bits", fingerprint_bits, 0)?;
@@ -221,48 +282,26 @@ impl BloomierFilter {
                 expected: "a value below 2^value_bits",
             });
         }
-        'attempts: for attempt in 0..peel::MAX_ATTEMPTS {
-            let s = peel::attempt_seed(seed, attempt);
-            let hasher = DefaultHasher::with_seed(s);
-            let hash = |(i, (k, _)): (usize, &(K, u32))| (hasher.hash_one(k), i as u32);
-            let mut entries: Vec<(u64, u32)>;
-            if pairs.len() < peel::PARALLEL_MIN {
-                entries = pairs.iter().enumerate().map(hash).collect();
-                entries.sort_unstable();
-            } else {
-                entries = pairs.par_iter().enumerate().map(hash).collect();
-                entries.par_sort_unstable();
-            }
-            // Equal hashes: the same key (same value: keep one; other value: an error) or
-            // two keys that collide on 64 bits (another seed).
-            let mut hashes = Vec::with_capacity(entries.len());
-            let mut values = Vec::with_capacity(entries.len());
-            let mut run_start = 0;
-            for j in 0..entries.len() {
-                let (h, i) = entries[j];
-                if j > 0 && entries[j - 1].0 == h {
-                    let (key, value) = &pairs[i as usize];
-                    for &(_, e) in &entries[run_start..j] {
-                        let (other, ov) = &pairs[e as usize];
-                        if other != key {
-                            continue 'attempts;
-                        }
-                        if ov != value {
-                            return Err(RetrievalError::DuplicateKey {
-                                first: *ov,
-                                second: *value,
-                            });
-                        }
+        let (mut attempt, mut reseeds) = (0u32, 0u32);
+        for _ in 0..peel::MAX_ATTEMPTS {
+            let hash = |k: &K| peel::retry_hash(hasher.hash_one(k), attempt);
+            let (hashes, values) = match hashed_pairs(pairs, hash) {
+                Ok(hv) => hv,
+                Err(Stop::Error(e)) => return Err(e),
+                Err(Stop::Collision(first, second)) => match reseed {
+                    Some((with_seed, seed)) => {
+                        reseeds += 1;
+                        hasher = with_seed(peel::attempt_seed(seed, reseeds));
+                        attempt = 0;
+                        continue;
                     }
-                    continue;
-                }
-                run_start = j;
-                hashes.push(h);
-                values.push(pairs[i as usize].1);
-            }
+                    None => return Err(RetrievalError::HashCollision { first, second }),
+                },
+            };
             let items = hashes.len();
             let layout = Layout::fuse(items);
             let Some(peeled) = peel::peel(&layout, hashes, values, 64) else {
+                attempt += 1;
                 continue;
             };
             let mut cells = Packed::new(value_bits + fingerprint_bits, layout.cells())?;
@@ -279,6 +318,7 @@ impl BloomierFilter {
             );
             return Ok(BloomierFilter {
                 hasher,
+                attempt,
                 layout,
                 items: items as u64,
                 value_bits,
@@ -290,7 +330,82 @@ impl BloomierFilter {
             attempts: peel::MAX_ATTEMPTS,
         })
     }
+}
 
+impl BloomierFilter {
+    /// Builds the function of `pairs` with hasher seed 0 (see
+    /// [`build_with_seed`](Self::build_with_seed)).
+    ///
+    /// # Errors
+    /// As [`build_with_seed`](Self::build_with_seed).
+    pub fn build<K: Hash + Eq + Sync>(
+        pairs: &[(K, u32)],
+        value_bits: u32,
+        fingerprint_bits: u32,
+    ) -> Result<Self, RetrievalError> {
+        Self::build_with_seed(pairs, value_bits, fingerprint_bits, 0)
+    }
+
+    /// Builds the function of `pairs` (`value_bits` in 1..=32, `fingerprint_bits` in
+    /// 0..=32) with the default hasher seeded `seed`: the same as
+    /// `Self::builder().value_bits(v).fingerprint_bits(f).seed(seed).build(pairs)`. A key
+    /// given twice with the same value counts once. Two distinct keys whose 64-bit hashes
+    /// collide (with different values) make it retry with a derived seed, which the
+    /// filter then keeps.
+    ///
+    /// # Errors
+    /// [`RetrievalError::InvalidParameter`] for widths out of range, a value that does not
+    /// fit `value_bits`, or 2^32 keys or more; [`RetrievalError::DuplicateKey`] for a key
+    /// given with two values; [`RetrievalError::ConstructionFailed`] if 100 retries
+    /// all fail to peel; [`RetrievalError::Core`] if the table cannot be allocated.
+    pub fn build_with_seed<K: Hash + Eq + Sync>(
+        pairs: &[(K, u32)],
+        value_bits: u32,
+        fingerprint_bits: u32,
+        seed: u64,
+    ) -> Result<Self, RetrievalError> {
+        Self::builder()
+            .value_bits(value_bits)
+            .fingerprint_bits(fingerprint_bits)
+            .seed(seed)
+            .build(pairs)
+    }
+
+    /// The builder: `.value_bits(v)`, `.fingerprint_bits(f)` or `.false_pos(p)`,
+    /// `.seed(s)` or `.hasher(h)`, `.threads(t)`, then `.build(&pairs)`. Defaults: the
+    /// width of the largest value, the fingerprint bits of [`DEFAULT_FALSE_POS`],
+    /// [`DefaultHasher`] with seed 0, rayon's global pool.
+    pub fn builder() -> BloomierFilterBuilder {
+        BloomierFilterBuilder {
+            value_bits: None,
+            fingerprint_bits: None,
+            false_pos: DEFAULT_FALSE_POS,
+            hasher: DefaultHasher::with_seed(0),
+            reseed: Some((DefaultHasher::with_seed, 0)),
+            threads: None,
+        }
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes) with an unkeyed hasher.
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
+    /// truncated or foreign bytes; [`bloomforge_core::Error::HasherMismatch`] for a keyed
+    /// filter (read it with [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized filter from `reader` (see [`from_bytes`](Self::from_bytes)).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, RetrievalError> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
+}
+
+impl<S: BuildHasher> BloomierFilter<S> {
     /// The value of `key`: exact for keys of the set; `None` for other keys except with
     /// probability 2^-fingerprint_bits (then an arbitrary value).
     #[inline]
@@ -302,12 +417,13 @@ impl BloomierFilter {
     #[inline]
     pub fn get_hash(&self, hash: u64) -> Option<u32> {
         let (v, f) = (self.value_bits, self.fingerprint_bits);
+        let hash = peel::retry_hash(hash, self.attempt);
         answer(&self.layout, v, f, hash, |c| self.cells.get(c))
     }
 
-    /// The hasher keys are hashed with (its seed is the one that peeled).
-    pub fn hasher(&self) -> DefaultHasher {
-        self.hasher
+    /// The hasher keys are hashed with (the one the filter was built with).
+    pub fn hasher(&self) -> &S {
+        &self.hasher
     }
 
     /// Distinct keys stored.
@@ -344,16 +460,19 @@ impl BloomierFilter {
     pub fn expected_false_pos(&self) -> f64 {
         (-f64::from(self.fingerprint_bits)).exp2()
     }
+}
 
+impl<S: PersistentHasher> BloomierFilter<S> {
     fn head(&self) -> Vec<u8> {
         let mut head = Vec::with_capacity(LAYOUT_BYTES + 8);
-        self.layout.write(&mut head);
+        self.layout.write(self.attempt, &mut head);
         head.extend_from_slice(&self.value_bits.to_le_bytes());
         head.extend_from_slice(&self.fingerprint_bits.to_le_bytes());
         head
     }
 
-    /// Writes the filter in core's format ([`FilterKind::Bloomier`]).
+    /// Writes the filter in core's format ([`FilterKind::Bloomier`]; the hasher's seed,
+    /// or for a keyed hasher only a check of its key, in the header).
     ///
     /// # Errors
     /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
@@ -363,7 +482,7 @@ impl BloomierFilter {
         format::encode_to(
             w,
             FilterKind::Bloomier,
-            &self.hasher(),
+            &self.hasher,
             3,
             self.layout.cells() as u64 * u64::from(self.cells.width),
             self.items,
@@ -386,13 +505,19 @@ impl BloomierFilter {
         out
     }
 
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes).
+    /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored).
     ///
     /// # Errors
-    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
-    /// truncated or foreign bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
-        let p = parse(bytes)?;
+    /// As [`from_bytes`](BloomierFilter::from_bytes);
+    /// [`bloomforge_core::Error::HasherMismatch`] when `hasher` is not the one the filter
+    /// was written with (another algorithm, seed or key).
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self, RetrievalError> {
+        let p = parse(bytes, hasher)?;
         let words = p
             .words
             .chunks_exact(8)
@@ -400,6 +525,7 @@ impl BloomierFilter {
             .collect();
         Ok(BloomierFilter {
             hasher: p.hasher,
+            attempt: p.attempt,
             layout: p.layout,
             items: p.items,
             value_bits: p.value_bits,
@@ -409,6 +535,157 @@ impl BloomierFilter {
                 words,
             },
         })
+    }
+}
+
+/// Builder of [`BloomierFilter`]: the value and fingerprint widths, the hasher
+/// (`.seed(s)` for the default one, or `.hasher(h)`) and the thread count; the pairs go
+/// to [`build`](Self::build), which validates everything.
+#[must_use = "a builder does nothing until finished with .build(&pairs)"]
+#[derive(Clone, Debug)]
+pub struct BloomierFilterBuilder<S = DefaultHasher> {
+    value_bits: Option<u32>,
+    fingerprint_bits: Option<u32>,
+    false_pos: f64,
+    hasher: S,
+    // The default hasher's constructor and seed: lets a 64-bit collision retry.
+    reseed: Option<Reseed<S>>,
+    threads: Option<usize>,
+}
+
+impl BloomierFilterBuilder {
+    /// Seeds the default hasher (default 0).
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            reseed: Some((DefaultHasher::with_seed, seed)),
+            ..self
+        }
+    }
+}
+
+impl<S> BloomierFilterBuilder<S> {
+    /// Bits per value, 1 to 32 (default: the width of the largest value given, at
+    /// least 1).
+    pub fn value_bits(self, bits: u32) -> Self {
+        Self {
+            value_bits: Some(bits),
+            ..self
+        }
+    }
+
+    /// Bits of fingerprint per cell, 0 to 32: a key outside the set gets `Some(_)` with
+    /// probability 2^-bits. Overrides [`false_pos`](Self::false_pos).
+    pub fn fingerprint_bits(self, bits: u32) -> Self {
+        Self {
+            fingerprint_bits: Some(bits),
+            ..self
+        }
+    }
+
+    /// The probability, in (0, 1), that a key outside the set gets `Some(_)` (default
+    /// [`DEFAULT_FALSE_POS`]): the fingerprint gets the fewest bits that reach it,
+    /// `ceil(log2(1 / p))` (7 for 0.01), at most 32.
+    pub fn false_pos(self, p: f64) -> Self {
+        Self {
+            false_pos: p,
+            ..self
+        }
+    }
+
+    /// Uses `hasher` instead of the default (e.g.
+    /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys). Two keys whose
+    /// hashes collide then cannot be resolved by another seed:
+    /// [`RetrievalError::HashCollision`] (about `n^2 / 2^65` for `n` keys).
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> BloomierFilterBuilder<S2> {
+        BloomierFilterBuilder {
+            value_bits: self.value_bits,
+            fingerprint_bits: self.fingerprint_bits,
+            false_pos: self.false_pos,
+            hasher,
+            reseed: None,
+            threads: self.threads,
+        }
+    }
+
+    /// Builds on a pool of `threads` threads instead of rayon's global pool (the result
+    /// is the same; at least 1, checked in [`build`](Self::build)).
+    pub fn threads(self, threads: usize) -> Self {
+        Self {
+            threads: Some(threads),
+            ..self
+        }
+    }
+
+    /// Builds the function of `pairs`. A key given twice with the same value counts
+    /// once.
+    ///
+    /// # Errors
+    /// [`RetrievalError::InvalidParameter`] for widths out of range, a value that does not
+    /// fit `value_bits`, `threads(0)` or 2^32 pairs or more;
+    /// [`bloomforge_core::Error::InvalidFalsePositiveRate`] for `false_pos` outside
+    /// (0, 1) and [`bloomforge_core::Error::UnreachableFalsePositiveRate`] below 2^-32
+    /// (as [`RetrievalError::Core`]); [`RetrievalError::DuplicateKey`] for a key given
+    /// with two values; [`RetrievalError::HashCollision`] (a given hasher only);
+    /// [`RetrievalError::ThreadPool`]; [`RetrievalError::ConstructionFailed`] if 100
+    /// retries all fail to peel; [`RetrievalError::Core`] if the table cannot be
+    /// allocated.
+    pub fn build<K: Hash + Eq + Sync>(
+        self,
+        pairs: &[(K, u32)],
+    ) -> Result<BloomierFilter<S>, RetrievalError>
+    where
+        S: BuildHasher + Send + Sync,
+    {
+        let value_bits = match self.value_bits {
+            Some(v) => v,
+            None => {
+                let max = pairs.iter().map(|&(_, v)| v).max().unwrap_or(0);
+                (32 - max.leading_zeros()).max(1)
+            }
+        };
+        let fingerprint_bits = match self.fingerprint_bits {
+            Some(f) => f,
+            None => fingerprint_bits_for(self.false_pos)?,
+        };
+        let (hasher, reseed) = (self.hasher, self.reseed);
+        peel::on_threads(self.threads, move || {
+            BloomierFilter::construct(pairs, value_bits, fingerprint_bits, hasher, reseed)
+        })
+    }
+}
+
+/// The fewest fingerprint bits whose false-positive rate 2^-bits is at most `p`.
+fn fingerprint_bits_for(p: f64) -> Result<u32, RetrievalError> {
+    if !(p > 0.0 && p < 1.0) {
+        return Err(bloomforge_core::Error::InvalidFalsePositiveRate(p).into());
+    }
+    let bits = (-p.log2()).ceil();
+    if bits > 32.0 {
+        return Err(bloomforge_core::Error::UnreachableFalsePositiveRate {
+            requested: p,
+            best: (-32f64).exp2(),
+        }
+        .into());
+    }
+    Ok(bits as u32)
+}
+
+/// Collects `(key, value)` pairs as a `HashMap` would (a repeated key keeps its last
+/// value) and builds `BloomierFilter::builder().build(&pairs)`: values as wide as the
+/// largest, a fingerprint for [`DEFAULT_FALSE_POS`] (7 bits), the default hasher with
+/// seed 0.
+///
+/// # Panics
+/// If construction fails: the table cannot be allocated, or 2^32 keys or more. Use the
+/// builder to get these as errors.
+impl<K: Hash + Eq + Sync> FromIterator<(K, u32)> for BloomierFilter {
+    fn from_iter<I: IntoIterator<Item = (K, u32)>>(iter: I) -> Self {
+        let map: std::collections::HashMap<K, u32> = iter.into_iter().collect();
+        let pairs: Vec<(K, u32)> = map.into_iter().collect();
+        Self::builder()
+            .build(&pairs)
+            .unwrap_or_else(|e| panic!("cannot build from the collected pairs: {e}"))
     }
 }
 
@@ -429,8 +706,9 @@ impl BloomierFilter {
 /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub struct BloomierFilterView<'a> {
-    hasher: DefaultHasher,
+pub struct BloomierFilterView<'a, S = DefaultHasher> {
+    hasher: S,
+    attempt: u32,
     layout: Layout,
     items: u64,
     value_bits: u32,
@@ -439,16 +717,32 @@ pub struct BloomierFilterView<'a> {
 }
 
 impl<'a> BloomierFilterView<'a> {
-    /// Borrows bytes written by [`BloomierFilter::to_bytes`], checking every header field,
-    /// the layout, the widths and the payload checksum.
+    /// Borrows bytes written by [`BloomierFilter::to_bytes`] with an unkeyed hasher,
+    /// checking every header field, the layout, the widths and the payload checksum.
     ///
     /// # Errors
     /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
-    /// truncated or foreign bytes.
+    /// truncated or foreign bytes; [`bloomforge_core::Error::HasherMismatch`] for a keyed
+    /// filter.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, RetrievalError> {
-        let p = parse(bytes)?;
+        Self::open(bytes, None)
+    }
+}
+
+impl<'a, S: PersistentHasher> BloomierFilterView<'a, S> {
+    /// Borrows serialized bytes with the caller's hasher (a keyed filter's key).
+    ///
+    /// # Errors
+    /// As [`BloomierFilter::from_bytes_with_hasher`].
+    pub fn from_bytes_with_hasher(bytes: &'a [u8], hasher: S) -> Result<Self, RetrievalError> {
+        Self::open(bytes, Some(hasher))
+    }
+
+    fn open(bytes: &'a [u8], hasher: Option<S>) -> Result<Self, RetrievalError> {
+        let p = parse(bytes, hasher)?;
         Ok(Self {
             hasher: p.hasher,
+            attempt: p.attempt,
             layout: p.layout,
             items: p.items,
             value_bits: p.value_bits,
@@ -456,7 +750,9 @@ impl<'a> BloomierFilterView<'a> {
             words: p.words,
         })
     }
+}
 
+impl<S: BuildHasher> BloomierFilterView<'_, S> {
     /// The value of `key`, as [`BloomierFilter::get`].
     #[inline]
     pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> Option<u32> {
@@ -467,14 +763,15 @@ impl<'a> BloomierFilterView<'a> {
     #[inline]
     pub fn get_hash(&self, hash: u64) -> Option<u32> {
         let (v, f) = (self.value_bits, self.fingerprint_bits);
+        let hash = peel::retry_hash(hash, self.attempt);
         answer(&self.layout, v, f, hash, |c| {
             packed_get(v + f, c, |w| u64_at(self.words, 8 * w))
         })
     }
 
     /// The hasher keys are hashed with.
-    pub fn hasher(&self) -> DefaultHasher {
-        self.hasher
+    pub fn hasher(&self) -> &S {
+        &self.hasher
     }
 
     /// Distinct keys stored.
@@ -503,9 +800,13 @@ impl<'a> BloomierFilterView<'a> {
     }
 
     /// An owned copy of the filter.
-    pub fn to_filter(&self) -> BloomierFilter {
+    pub fn to_filter(&self) -> BloomierFilter<S>
+    where
+        S: Clone,
+    {
         BloomierFilter {
-            hasher: self.hasher,
+            hasher: self.hasher.clone(),
+            attempt: self.attempt,
             layout: self.layout,
             items: self.items,
             value_bits: self.value_bits,

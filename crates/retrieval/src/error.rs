@@ -15,6 +15,25 @@ pub enum RetrievalError {
         /// The conflicting value.
         second: u32,
     },
+    /// Two distinct keys of a Bloomier filter have the same 64-bit hash under a hasher
+    /// that cannot be reseeded (one given with `.hasher(..)`), and different values, so
+    /// no table can tell them apart. (With a seeded default hasher the construction
+    /// retries with a derived seed instead.)
+    #[error("two distinct keys hash alike under this hasher but have different values ({first} vs {second}); build with another hasher key or seed")]
+    HashCollision {
+        /// The value of one key.
+        first: u32,
+        /// The value of the other.
+        second: u32,
+    },
+    /// A builder's `threads(n)` pool could not be started.
+    #[error("could not start a pool of {threads} threads: {reason}; pass fewer threads or leave the default (rayon's global pool)")]
+    ThreadPool {
+        /// Threads asked for.
+        threads: usize,
+        /// Why the pool failed.
+        reason: String,
+    },
     /// Peeling failed with every seed tried.
     #[error(
         "construction failed after {attempts} seeds; the key set may hold keys that hash alike"

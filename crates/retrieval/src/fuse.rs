@@ -3,7 +3,7 @@
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
-use bloomforge_core::format::{self, FilterKind};
+use bloomforge_core::format::{self, FilterKind, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 
 use crate::peel::{self, Layout, LAYOUT_BYTES};
@@ -73,20 +73,25 @@ impl<F: Fingerprint> peel::CellStore for Vec<F> {
 
 /// The static membership filter shared by [`BinaryFuseFilter`] and [`XorFilter`].
 #[derive(Clone, Debug)]
-struct Xor3<F> {
-    // Kept built (not as a seed) so `contains` does not redo foldhash's seed mixing per key.
-    hasher: DefaultHasher,
+struct Xor3<F, S> {
+    // The hasher given (kept built, so `contains` does not redo a seed's mixing per key).
+    hasher: S,
+    // The retry whose remix of the hasher's hashes peeled (`peel::retry_hash`).
+    attempt: u32,
     layout: Layout,
     items: u64,
     cells: Vec<F>,
 }
 
-impl<F: Fingerprint> Xor3<F> {
-    fn build<K: Hash + Sync + ?Sized>(
-        keys: &[&K],
-        seed: u64,
+impl<F: Fingerprint, S: BuildHasher> Xor3<F, S> {
+    fn build<K: Hash + Sync>(
+        keys: &[K],
+        hasher: S,
         layout_for: fn(usize) -> Layout,
-    ) -> Result<Self, RetrievalError> {
+    ) -> Result<Self, RetrievalError>
+    where
+        S: Sync,
+    {
         if keys.len() >= u32::MAX as usize {
             return Err(RetrievalError::InvalidParameter {
                 name: "keys",
@@ -95,18 +100,17 @@ impl<F: Fingerprint> Xor3<F> {
             });
         }
         for attempt in 0..peel::MAX_ATTEMPTS {
-            let s = peel::attempt_seed(seed, attempt);
-            let hasher = DefaultHasher::with_seed(s);
+            let hash = |k: &K| peel::retry_hash(hasher.hash_one(k), attempt);
             // Hash order, repeats kept: peeling fails on a repeat, then the hashes
             // (rehashed: peeling writes over them) are deduplicated and peeled again with
-            // the same seed.
-            let (hashes, bits) = peel::hash_partitioned(keys, &hasher)?;
+            // the same attempt.
+            let (hashes, bits) = peel::hash_partitioned(keys, hash)?;
             let n = hashes.len();
             let mut items = n;
             let mut layout = layout_for(n);
             let mut peeled = peel::peel(&layout, hashes, vec![(); n], bits);
             if peeled.is_none() {
-                let hashes = peel::dedup_hashes(peel::hash_partitioned(keys, &hasher)?.0);
+                let hashes = peel::dedup_hashes(peel::hash_partitioned(keys, hash)?.0);
                 if hashes.len() < n {
                     items = hashes.len();
                     layout = layout_for(items);
@@ -125,6 +129,7 @@ impl<F: Fingerprint> Xor3<F> {
             );
             return Ok(Xor3 {
                 hasher,
+                attempt,
                 layout,
                 items: items as u64,
                 cells,
@@ -137,21 +142,23 @@ impl<F: Fingerprint> Xor3<F> {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
+        let hash = peel::retry_hash(hash, self.attempt);
         contains_in::<F>(&self.layout, hash, |i| self.cells[i].to_u64())
     }
+}
 
+impl<F: Fingerprint, S: PersistentHasher> Xor3<F, S> {
     fn payload_len(&self) -> u64 {
         (LAYOUT_BYTES + self.cells.len() * (F::BITS as usize / 8)) as u64
     }
 
     fn write_to<W: std::io::Write>(&self, w: W, kind: FilterKind) -> Result<(), RetrievalError> {
-        let hasher = self.hasher;
         let mut head = Vec::with_capacity(LAYOUT_BYTES);
-        self.layout.write(&mut head);
+        self.layout.write(self.attempt, &mut head);
         format::encode_to(
             w,
             kind,
-            &hasher,
+            &self.hasher,
             3,
             self.cells.len() as u64 * u64::from(F::BITS),
             self.items,
@@ -167,10 +174,11 @@ impl<F: Fingerprint> Xor3<F> {
         Ok(())
     }
 
-    fn from_bytes(bytes: &[u8], kind: FilterKind) -> Result<Self, RetrievalError> {
-        let (hasher, layout, items, body) = parse::<F>(bytes, kind)?;
+    fn decode(bytes: &[u8], kind: FilterKind, hasher: Option<S>) -> Result<Self, RetrievalError> {
+        let p = parse::<F, S>(bytes, kind, hasher)?;
         let width = F::BITS as usize / 8;
-        let cells = body
+        let cells = p
+            .cells
             .chunks_exact(width)
             .map(|c| {
                 let mut x = [0u8; 8];
@@ -179,9 +187,10 @@ impl<F: Fingerprint> Xor3<F> {
             })
             .collect();
         Ok(Xor3 {
-            hasher,
-            layout,
-            items,
+            hasher: p.hasher,
+            attempt: p.attempt,
+            layout: p.layout,
+            items: p.items,
             cells,
         })
     }
@@ -195,15 +204,27 @@ fn contains_in<F: Fingerprint>(layout: &Layout, hash: u64, cell: impl Fn(usize) 
     F::from_u64(peel::fingerprint_hash(hash)) == F::from_u64(x)
 }
 
-/// Validates serialized bytes of `kind` with `F`-wide cells: the hasher, layout, item
-/// count and the cells' little-endian bytes (exactly `layout.cells()` of them).
-fn parse<F: Fingerprint>(
+/// The validated fields of a serialized membership filter; the cells' bytes.
+struct Parsed<'a, S> {
+    hasher: S,
+    attempt: u32,
+    layout: Layout,
+    items: u64,
+    cells: &'a [u8],
+}
+
+/// Validates serialized bytes of `kind` with `F`-wide cells: the hasher (`hasher` if
+/// given, which must match the stored seed or key check; else the stored seed's), the
+/// layout and retry index, the item count and the cells' little-endian bytes (exactly
+/// `layout.cells()` of them).
+fn parse<F: Fingerprint, S: PersistentHasher>(
     bytes: &[u8],
     kind: FilterKind,
-) -> Result<(DefaultHasher, Layout, u64, &[u8]), RetrievalError> {
+    hasher: Option<S>,
+) -> Result<Parsed<'_, S>, RetrievalError> {
     let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
-    let (header, payload, hasher) = format::decode::<DefaultHasher>(bytes, kind, None)?;
-    let layout = Layout::read(payload)?;
+    let (header, payload, hasher) = format::decode::<S>(bytes, kind, hasher)?;
+    let (layout, attempt) = Layout::read(payload)?;
     let width = F::BITS as usize / 8;
     let body = &payload[LAYOUT_BYTES..];
     if header.num_hashes != 3
@@ -213,45 +234,74 @@ fn parse<F: Fingerprint>(
     {
         return Err(corrupt("cell count or width does not match the layout"));
     }
-    Ok((hasher, layout, header.items, body))
+    Ok(Parsed {
+        hasher,
+        attempt,
+        layout,
+        items: header.items,
+        cells: body,
+    })
 }
 
 macro_rules! membership_filter {
-    ($name:ident, $kind:expr, $layout:expr, $doc:literal, $overhead:literal) => {
+    ($name:ident, $builder:ident, $view:ident, $kind:expr, $layout:expr, $doc:literal, $overhead:literal) => {
         #[doc = $doc]
         ///
-        /// Built once from a key set ([`build`](Self::build)); no insert afterwards. Keys
-        /// of the set always answer `true`; another key answers `true` with probability
+        /// Static: built once from the whole key set, no insert afterwards, so it has no
+        /// `new(expected_items, false_pos)` (see `docs/conventions.md`, "Static
+        /// filters"): [`build`](Self::build)`(&keys, seed)`, the
+        /// [builder](Self::builder) (`.seed(s)` or `.hasher(h)`, `.threads(t)`, then
+        /// `.build(&keys)`), or `collect()`. Keys of the set always answer `true`;
+        /// another key answers `true` with probability
         #[doc = concat!("2^-bits of `F` (`u8`: 1/256, `u16`: 1/65536), at about ", $overhead)]
-        /// bits per key times the fingerprint width. Keys are hashed with core's
-        /// [`DefaultHasher`], seeded; a construction that cannot peel retries with derived
-        /// seeds (at most 100) and then returns [`RetrievalError::ConstructionFailed`].
-        /// Construction follows Graf & Lemire: hashes grouped by their top bits so that
-        /// consecutive keys' cells lie close together, peeled right behind the counting
-        /// pass; from 2^16 keys hashing runs on rayon's pool, and from 2^23 keys the table
-        /// is cut into regions counted and peeled in parallel. The result depends only on
-        /// the keys and the seed, not on the number of threads.
+        /// bits per key times the fingerprint width.
+        ///
+        /// Keys are hashed with `S` (core's [`DefaultHasher`], seeded, by default; a
+        /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for keys from untrusted parties).
+        /// A construction that cannot peel retries up to 100 times with the hashes
+        /// remixed by the retry's index (stored with the filter; the hasher stays the one
+        /// given), then returns [`RetrievalError::ConstructionFailed`]. Construction
+        /// follows Graf & Lemire: hashes grouped by their top bits so that consecutive
+        /// keys' cells lie close together, peeled right behind the counting pass; from
+        /// 2^16 keys hashing runs on rayon's pool (or the builder's `threads(t)`), and
+        /// from 2^23 keys the table is cut into regions counted and peeled in parallel.
+        /// The result depends only on the keys and the hasher, not on the number of
+        /// threads.
+        ///
+        /// ```
+        #[doc = concat!("use bloomforge_retrieval::", stringify!($name), ";")]
+        /// use bloomforge_core::KeyedHasher;
+        /// let keys: Vec<u64> = (0..1000).collect();
+        #[doc = concat!("let a = ", stringify!($name), "::<u8>::build_from(&keys, 7)?;")]
+        #[doc = concat!("let b = ", stringify!($name), "::<u8>::builder().seed(7).threads(2).build(&keys)?;")]
+        /// assert_eq!(a.to_bytes(), b.to_bytes());
+        /// let key = KeyedHasher::with_key([1, 2, 3, 4]);
+        #[doc = concat!("let keyed = ", stringify!($name), "::<u16>::builder().hasher(key.clone()).build(&keys)?;")]
+        /// assert!(keys.iter().all(|k| keyed.contains(k)));
+        #[doc = concat!("let back = ", stringify!($name), "::<u16, KeyedHasher>::from_bytes_with_hasher(&keyed.to_bytes(), key)?;")]
+        /// assert!(back.contains(&999u64));
+        #[doc = concat!("let c: ", stringify!($name), " = keys.iter().collect();")]
+        /// assert!(c.contains(&5u64));
+        /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+        /// ```
         #[derive(Clone, Debug)]
-        pub struct $name<F: Fingerprint = u8> {
-            inner: Xor3<F>,
-            _f: PhantomData<F>,
+        pub struct $name<F: Fingerprint = u8, S = DefaultHasher> {
+            inner: Xor3<F, S>,
         }
 
         impl<F: Fingerprint> $name<F> {
-            /// Builds the filter of `keys` (repeats allowed) with hasher seed `seed`.
+            /// Builds the filter of `keys` (repeats allowed) with the default hasher seeded
+            /// `seed`: the same as `Self::builder().seed(seed).build(keys)`.
             ///
             /// # Errors
-            /// [`RetrievalError::ConstructionFailed`] if no seed peels (practically only
+            /// [`RetrievalError::ConstructionFailed`] if no retry peels (practically only
             /// for 2^32 keys or more, refused as [`RetrievalError::InvalidParameter`]);
             /// [`RetrievalError::Core`] if the table cannot be allocated.
             pub fn build<K: Hash + Sync + ?Sized>(
                 keys: &[&K],
                 seed: u64,
             ) -> Result<Self, RetrievalError> {
-                Ok(Self {
-                    inner: Xor3::build(keys, seed, $layout)?,
-                    _f: PhantomData,
-                })
+                Self::builder().seed(seed).build(keys)
             }
 
             /// Builds from owned keys (see [`build`](Self::build)).
@@ -262,10 +312,44 @@ macro_rules! membership_filter {
                 keys: &[K],
                 seed: u64,
             ) -> Result<Self, RetrievalError> {
-                let refs: Vec<&K> = keys.iter().collect();
-                Self::build(&refs, seed)
+                Self::builder().seed(seed).build(keys)
             }
 
+            /// The builder: `.seed(s)` or `.hasher(h)`, `.threads(t)`, then
+            /// `.build(&keys)`. Defaults: [`DefaultHasher`] with seed 0, rayon's global
+            /// pool.
+            pub fn builder() -> $builder<F> {
+                $builder {
+                    hasher: DefaultHasher::with_seed(0),
+                    threads: None,
+                    _f: PhantomData,
+                }
+            }
+
+            /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the same `F` and
+            /// an unkeyed hasher (its seed is restored).
+            ///
+            /// # Errors
+            /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for
+            /// corrupt, truncated or foreign bytes (another kind or fingerprint width),
+            /// [`bloomforge_core::Error::HasherMismatch`] for a keyed filter (read it with
+            /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+                Ok(Self {
+                    inner: Xor3::decode(bytes, $kind, None)?,
+                })
+            }
+
+            /// Reads one serialized filter from `reader` (see [`from_bytes`](Self::from_bytes)).
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+            pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, RetrievalError> {
+                Self::from_bytes(&format::read_serialized(reader)?)
+            }
+        }
+
+        impl<F: Fingerprint, S: BuildHasher> $name<F, S> {
             /// Whether `key` may be in the set (always `true` for keys of the set).
             #[inline]
             pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
@@ -278,9 +362,9 @@ macro_rules! membership_filter {
                 self.inner.contains_hash(hash)
             }
 
-            /// The hasher keys are hashed with (its seed is the one that peeled).
-            pub fn hasher(&self) -> DefaultHasher {
-                self.inner.hasher
+            /// The hasher keys are hashed with (the one the filter was built with).
+            pub fn hasher(&self) -> &S {
+                &self.inner.hasher
             }
 
             /// Distinct key hashes stored.
@@ -307,8 +391,11 @@ macro_rules! membership_filter {
             pub fn expected_false_pos(&self) -> f64 {
                 (-f64::from(F::BITS)).exp2()
             }
+        }
 
-            /// Writes the filter in core's format.
+        impl<F: Fingerprint, S: PersistentHasher> $name<F, S> {
+            /// Writes the filter in core's format (the hasher's seed, or for a keyed
+            /// hasher only a check of its key, in the header).
             ///
             /// # Errors
             /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
@@ -324,23 +411,95 @@ macro_rules! membership_filter {
                 out
             }
 
-            /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the same `F`.
+            /// Reads a filter with the caller's hasher (needed for keyed hashing, whose
+            /// key is never stored).
             ///
             /// # Errors
-            /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for
-            /// corrupt, truncated or foreign bytes (another kind or fingerprint width).
-            pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+            /// As [`from_bytes`](Self::from_bytes);
+            /// [`bloomforge_core::Error::HasherMismatch`] when `hasher` is not the one the
+            /// filter was written with (another algorithm, seed or key).
+            pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, RetrievalError> {
                 Ok(Self {
-                    inner: Xor3::from_bytes(bytes, $kind)?,
-                    _f: PhantomData,
+                    inner: Xor3::decode(bytes, $kind, Some(hasher))?,
                 })
             }
         }
-    };
-}
 
-macro_rules! membership_view {
-    ($view:ident, $name:ident, $kind:expr) => {
+        #[doc = concat!("Builder of [`", stringify!($name), "`]: the hasher (`.seed(s)` for the default one, or")]
+        /// `.hasher(h)`) and the thread count; the keys go to [`build`](Self::build).
+        /// Sizes and the false-positive rate follow from the key count and `F`.
+        #[must_use = "a builder does nothing until finished with .build(&keys)"]
+        #[derive(Clone, Debug)]
+        pub struct $builder<F: Fingerprint = u8, S = DefaultHasher> {
+            hasher: S,
+            threads: Option<usize>,
+            _f: PhantomData<fn() -> F>,
+        }
+
+        impl<F: Fingerprint> $builder<F> {
+            /// Seeds the default hasher (default 0).
+            pub fn seed(self, seed: u64) -> Self {
+                Self {
+                    hasher: DefaultHasher::with_seed(seed),
+                    ..self
+                }
+            }
+        }
+
+        impl<F: Fingerprint, S> $builder<F, S> {
+            /// Uses `hasher` instead of the default (e.g.
+            /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys).
+            pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> $builder<F, S2> {
+                $builder {
+                    hasher,
+                    threads: self.threads,
+                    _f: PhantomData,
+                }
+            }
+
+            /// Builds on a pool of `threads` threads instead of rayon's global pool (the
+            /// result is the same; at least 1, checked in [`build`](Self::build)).
+            pub fn threads(self, threads: usize) -> Self {
+                Self {
+                    threads: Some(threads),
+                    ..self
+                }
+            }
+
+            /// Builds the filter of `keys` (repeats allowed).
+            ///
+            /// # Errors
+            /// [`RetrievalError::InvalidParameter`] for `threads(0)` or 2^32 keys or
+            /// more; [`RetrievalError::ThreadPool`] if the pool cannot be started;
+            /// [`RetrievalError::ConstructionFailed`] if no retry peels;
+            /// [`RetrievalError::Core`] if the table cannot be allocated.
+            pub fn build<K: Hash + Sync>(self, keys: &[K]) -> Result<$name<F, S>, RetrievalError>
+            where
+                S: BuildHasher + Send + Sync,
+            {
+                let hasher = self.hasher;
+                let inner = peel::on_threads(self.threads, move || {
+                    Xor3::build(keys, hasher, $layout)
+                })?;
+                Ok($name { inner })
+            }
+        }
+
+        #[doc = concat!("Collects keys and builds `", stringify!($name), "::builder().build(&keys)` (default hasher,")]
+        /// seed 0): the keys are gathered first (a static filter needs them all).
+        ///
+        /// # Panics
+        /// If construction fails: the table cannot be allocated, or 2^32 keys or more.
+        /// Use the builder to get these as errors.
+        impl<K: Hash + Sync, F: Fingerprint> FromIterator<K> for $name<F> {
+            fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+                let keys: Vec<K> = iter.into_iter().collect();
+                Self::builder()
+                    .build(&keys)
+                    .unwrap_or_else(|e| panic!("cannot build from the collected keys: {e}"))
+            }
+        }
+
         #[doc = concat!("A zero-copy, read-only [`", stringify!($name), "`] over its serialized bytes.")]
         ///
         /// The payload is the filter's cells in little-endian order, read in place: opening
@@ -359,8 +518,9 @@ macro_rules! membership_view {
         /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
         /// ```
         #[derive(Clone, Copy, Debug)]
-        pub struct $view<'a, F: Fingerprint = u8> {
-            hasher: DefaultHasher,
+        pub struct $view<'a, F: Fingerprint = u8, S = DefaultHasher> {
+            hasher: S,
+            attempt: u32,
             layout: Layout,
             items: u64,
             cells: &'a [u8],
@@ -368,23 +528,42 @@ macro_rules! membership_view {
         }
 
         impl<'a, F: Fingerprint> $view<'a, F> {
-            #[doc = concat!("Borrows bytes written by [`", stringify!($name), "::to_bytes`] with the same `F`, checking")]
-            /// every header field, the layout and the payload checksum.
+            #[doc = concat!("Borrows bytes written by [`", stringify!($name), "::to_bytes`] with the same `F` and an")]
+            /// unkeyed hasher, checking every header field, the layout and the payload
+            /// checksum.
             ///
             /// # Errors
             /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for
-            /// corrupt, truncated or foreign bytes (another kind or fingerprint width).
+            /// corrupt, truncated or foreign bytes (another kind or fingerprint width),
+            /// [`bloomforge_core::Error::HasherMismatch`] for a keyed filter.
             pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, RetrievalError> {
-                let (hasher, layout, items, cells) = parse::<F>(bytes, $kind)?;
+                Self::open(bytes, None)
+            }
+        }
+
+        impl<'a, F: Fingerprint, S: PersistentHasher> $view<'a, F, S> {
+            /// Borrows serialized bytes with the caller's hasher (a keyed filter's key).
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($name), "::from_bytes_with_hasher`].")]
+            pub fn from_bytes_with_hasher(bytes: &'a [u8], hasher: S) -> Result<Self, RetrievalError> {
+                Self::open(bytes, Some(hasher))
+            }
+
+            fn open(bytes: &'a [u8], hasher: Option<S>) -> Result<Self, RetrievalError> {
+                let p = parse::<F, S>(bytes, $kind, hasher)?;
                 Ok(Self {
-                    hasher,
-                    layout,
-                    items,
-                    cells,
+                    hasher: p.hasher,
+                    attempt: p.attempt,
+                    layout: p.layout,
+                    items: p.items,
+                    cells: p.cells,
                     _f: PhantomData,
                 })
             }
+        }
 
+        impl<'a, F: Fingerprint, S: BuildHasher> $view<'a, F, S> {
             /// Whether `key` may be in the set (always `true` for keys of the set).
             #[inline]
             pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
@@ -394,12 +573,13 @@ macro_rules! membership_view {
             /// [`contains`](Self::contains) for a hash from [`hasher`](Self::hasher).
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
+                let hash = peel::retry_hash(hash, self.attempt);
                 contains_in::<F>(&self.layout, hash, |i| F::read_le(self.cells, i))
             }
 
             /// The hasher keys are hashed with.
-            pub fn hasher(&self) -> DefaultHasher {
-                self.hasher
+            pub fn hasher(&self) -> &S {
+                &self.hasher
             }
 
             /// Distinct key hashes stored.
@@ -423,33 +603,31 @@ macro_rules! membership_view {
             }
 
             /// An owned copy of the filter.
-            pub fn to_filter(&self) -> $name<F> {
+            pub fn to_filter(&self) -> $name<F, S>
+            where
+                S: Clone,
+            {
                 let width = F::BITS as usize / 8;
                 $name {
                     inner: Xor3 {
-                        hasher: self.hasher,
+                        hasher: self.hasher.clone(),
+                        attempt: self.attempt,
                         layout: self.layout,
                         items: self.items,
                         cells: (0..self.cells.len() / width)
                             .map(|i| F::from_u64(F::read_le(self.cells, i)))
                             .collect(),
                     },
-                    _f: PhantomData,
                 }
             }
         }
     };
 }
 
-membership_view!(
-    BinaryFuseFilterView,
-    BinaryFuseFilter,
-    FilterKind::BinaryFuse
-);
-membership_view!(XorFilterView, XorFilter, FilterKind::Xor);
-
 membership_filter!(
     BinaryFuseFilter,
+    BinaryFuseFilterBuilder,
+    BinaryFuseFilterView,
     FilterKind::BinaryFuse,
     Layout::fuse,
     "A binary fuse filter (Graf & Lemire 2022, arity 3): three cells in consecutive segments.",
@@ -458,6 +636,8 @@ membership_filter!(
 
 membership_filter!(
     XorFilter,
+    XorFilterBuilder,
+    XorFilterView,
     FilterKind::Xor,
     Layout::xor,
     "A xor filter (Graf & Lemire 2020): three cells in three blocks.",
@@ -472,11 +652,10 @@ mod tests {
     #[test]
     fn unpeelable_tables_give_construction_failed() {
         let keys: Vec<u64> = (0..1000).collect();
-        let refs: Vec<&u64> = keys.iter().collect();
         let tiny = |n: usize| Layout::Xor {
             block_length: n as u64 / 4 + 1,
         };
-        let err = Xor3::<u8>::build(&refs, 0, tiny).unwrap_err();
+        let err = Xor3::<u8, _>::build(&keys, DefaultHasher::with_seed(0), tiny).unwrap_err();
         assert_eq!(err, RetrievalError::ConstructionFailed { attempts: 100 });
     }
 }

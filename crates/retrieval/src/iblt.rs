@@ -3,8 +3,8 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use bloomforge_core::format::{self, u32_at, u64_at, FilterKind};
-use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
+use bloomforge_core::hash::{fast_range64, hasher_fingerprint, mix64, DefaultHasher};
 
 use crate::RetrievalError;
 
@@ -62,13 +62,24 @@ fn check(h: u64) -> u64 {
 /// assert_eq!(only_b, vec![h.hash_one(1000u32)]);
 /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Iblt {
-    // Kept built (not as a seed) so inserts do not redo foldhash's seed mixing per key.
-    hasher: DefaultHasher,
+#[derive(Clone, Debug)]
+pub struct Iblt<S = DefaultHasher> {
+    // Kept built (not as a seed) so inserts do not redo a seed's mixing per key.
+    hasher: S,
     subtable: usize,
     cells: Vec<Cell>,
 }
+
+/// Equal when the cells and the hashers' fingerprints are equal.
+impl<S: BuildHasher> PartialEq for Iblt<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.subtable == other.subtable
+            && self.cells == other.cells
+            && hasher_fingerprint(&self.hasher) == hasher_fingerprint(&other.hasher)
+    }
+}
+
+impl<S: BuildHasher> Eq for Iblt<S> {}
 
 /// The expected difference [`Iblt`]'s `FromIterator` sizes for.
 pub const DEFAULT_EXPECTED_DIFF: usize = 1000;
@@ -84,6 +95,10 @@ impl Iblt {
     /// let a = Iblt::new(100)?;
     /// let b = Iblt::builder().expected_diff(100).seed(0).build()?;
     /// assert_eq!(a, b);
+    /// // A keyed hasher for keys from untrusted parties:
+    /// let key = bloomforge_core::KeyedHasher::with_key([1, 2, 3, 4]);
+    /// let keyed = Iblt::builder().expected_diff(100).hasher(key).build()?;
+    /// assert_eq!(keyed.cells(), a.cells());
     /// let c: Iblt = (0..50u32).collect();
     /// assert_eq!(c.cells(), Iblt::new(bloomforge_retrieval::DEFAULT_EXPECTED_DIFF)?.cells());
     /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
@@ -95,13 +110,13 @@ impl Iblt {
         Self::builder().expected_diff(expected_diff).build()
     }
 
-    /// The builder: `.expected_diff(d).seed(s).build()`, or `.cells(c)` for a table of
-    /// exactly `c` cells (rounded up to three subtables).
+    /// The builder: `.expected_diff(d).seed(s).hasher(h).build()`, or `.cells(c)` for a
+    /// table of exactly `c` cells (rounded up to three subtables).
     pub fn builder() -> IbltBuilder {
         IbltBuilder {
             expected_diff: None,
             cells: None,
-            seed: 0,
+            hasher: DefaultHasher::with_seed(0),
         }
     }
 
@@ -120,6 +135,35 @@ impl Iblt {
     /// # Errors
     /// [`bloomforge_core::Error::ZeroBits`] for `cells == 0`; an allocation failure.
     pub fn with_cells(cells: usize, seed: u64) -> Result<Self, RetrievalError> {
+        Self::with_cells_and_hasher(cells, DefaultHasher::with_seed(seed))
+    }
+
+    /// Reads a table written by [`to_bytes`](Self::to_bytes) with an unkeyed hasher.
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
+    /// truncated or foreign bytes; [`bloomforge_core::Error::HasherMismatch`] for a keyed
+    /// table (read it with [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized table from `reader` (see [`from_bytes`](Self::from_bytes)).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, RetrievalError> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
+}
+
+impl<S: BuildHasher> Iblt<S> {
+    /// A table of `cells` cells (rounded up to a multiple of three) with the caller's
+    /// hasher (e.g. [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys).
+    ///
+    /// # Errors
+    /// As [`with_cells`](Iblt::with_cells).
+    pub fn with_cells_and_hasher(cells: usize, hasher: S) -> Result<Self, RetrievalError> {
         if cells == 0 {
             return Err(bloomforge_core::Error::ZeroBits.into());
         }
@@ -131,15 +175,15 @@ impl Iblt {
                 max: usize::MAX as u64 / 64,
             })?;
         Ok(Iblt {
-            hasher: DefaultHasher::with_seed(seed),
+            hasher,
             subtable,
             cells: crate::peel::alloc(n, Cell::default())?,
         })
     }
 
     /// The hasher keys are hashed with.
-    pub fn hasher(&self) -> DefaultHasher {
-        self.hasher
+    pub fn hasher(&self) -> &S {
+        &self.hasher
     }
 
     /// Number of cells.
@@ -152,31 +196,14 @@ impl Iblt {
         self.cells.len() * CELL_BYTES
     }
 
-    #[inline(always)]
-    fn positions(&self, h: u64) -> [usize; K] {
-        let s = self.subtable;
-        std::array::from_fn(|i| i * s + fast_range64(mix64(h ^ SALT[i]), s as u64) as usize)
-    }
-
-    #[inline(always)]
-    fn apply(&mut self, h: u64, delta: i64) {
-        let c = check(h);
-        for p in self.positions(h) {
-            let cell = &mut self.cells[p];
-            cell.count = cell.count.wrapping_add(delta);
-            cell.key_sum ^= h;
-            cell.hash_sum ^= c;
-        }
-    }
-
     /// Adds `key`.
     pub fn insert<Q: Hash + ?Sized>(&mut self, key: &Q) {
-        self.insert_hash(self.hasher().hash_one(key));
+        self.insert_hash(self.hasher.hash_one(key));
     }
 
     /// Removes `key` (a key never inserted leaves a negative entry, listed second).
     pub fn remove<Q: Hash + ?Sized>(&mut self, key: &Q) {
-        self.remove_hash(self.hasher().hash_one(key));
+        self.remove_hash(self.hasher.hash_one(key));
     }
 
     /// Adds a key hash (from [`hasher`](Self::hasher), or any 64-bit id).
@@ -193,8 +220,13 @@ impl Iblt {
     /// common ones cancel.
     ///
     /// # Errors
-    /// [`RetrievalError::Mismatch`] when the cell counts or seeds differ.
-    pub fn subtract(&self, other: &Iblt) -> Result<Iblt, RetrievalError> {
+    /// [`RetrievalError::Mismatch`] when the cell counts or hashers (seeds or keys)
+    /// differ; for hashers it reports their fingerprints
+    /// ([`hasher_fingerprint`](bloomforge_core::hash::hasher_fingerprint)).
+    pub fn subtract(&self, other: &Self) -> Result<Self, RetrievalError>
+    where
+        S: Clone,
+    {
         if self.cells.len() != other.cells.len() {
             return Err(RetrievalError::Mismatch {
                 what: "cell count",
@@ -202,11 +234,15 @@ impl Iblt {
                 theirs: other.cells.len() as u64,
             });
         }
-        if self.hasher.seed() != other.hasher.seed() {
+        let (ours, theirs) = (
+            hasher_fingerprint(&self.hasher),
+            hasher_fingerprint(&other.hasher),
+        );
+        if ours != theirs {
             return Err(RetrievalError::Mismatch {
-                what: "seed",
-                ours: self.hasher.seed(),
-                theirs: other.hasher.seed(),
+                what: "hasher fingerprint (seed or key)",
+                ours,
+                theirs,
             });
         }
         let mut out = self.clone();
@@ -231,7 +267,11 @@ impl Iblt {
     /// [`RetrievalError::DecodeFailed`] when peeling stalls with entries left (too many
     /// for the table, or an entry inserted twice with the same sign).
     pub fn list_entries(&self) -> Result<(Vec<u64>, Vec<u64>), RetrievalError> {
-        let mut t = self.clone();
+        let mut t = Iblt {
+            hasher: (),
+            subtable: self.subtable,
+            cells: self.cells.clone(),
+        };
         let pure = |c: &Cell| (c.count == 1 || c.count == -1) && c.hash_sum == check(c.key_sum);
         let mut queue: Vec<usize> = (0..t.cells.len()).filter(|&i| pure(&t.cells[i])).collect();
         let (mut pos, mut neg) = (Vec::new(), Vec::new());
@@ -272,8 +312,31 @@ impl Iblt {
         neg.sort_unstable();
         Ok((pos, neg))
     }
+}
 
-    /// Writes the table in core's format ([`FilterKind::Iblt`]).
+/// The cell arithmetic, which needs no hasher.
+impl<S> Iblt<S> {
+    #[inline(always)]
+    fn positions(&self, h: u64) -> [usize; K] {
+        let s = self.subtable;
+        std::array::from_fn(|i| i * s + fast_range64(mix64(h ^ SALT[i]), s as u64) as usize)
+    }
+
+    #[inline(always)]
+    fn apply(&mut self, h: u64, delta: i64) {
+        let c = check(h);
+        for p in self.positions(h) {
+            let cell = &mut self.cells[p];
+            cell.count = cell.count.wrapping_add(delta);
+            cell.key_sum ^= h;
+            cell.hash_sum ^= c;
+        }
+    }
+}
+
+impl<S: PersistentHasher> Iblt<S> {
+    /// Writes the table in core's format ([`FilterKind::Iblt`]; the hasher's seed, or for
+    /// a keyed hasher only a check of its key, in the header).
     ///
     /// # Errors
     /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
@@ -285,7 +348,7 @@ impl Iblt {
         format::encode_to(
             w,
             FilterKind::Iblt,
-            &self.hasher(),
+            &self.hasher,
             K as u32,
             self.cells.len() as u64 * 8 * CELL_BYTES as u64,
             0,
@@ -310,15 +373,19 @@ impl Iblt {
         out
     }
 
-    /// Reads a table written by [`to_bytes`](Self::to_bytes).
+    /// Reads a table with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored).
     ///
     /// # Errors
-    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
-    /// truncated or foreign bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+    /// As [`from_bytes`](Iblt::from_bytes); [`bloomforge_core::Error::HasherMismatch`]
+    /// when `hasher` is not the one the table was written with.
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self, RetrievalError> {
         let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
-        let (header, payload, hasher) =
-            format::decode::<DefaultHasher>(bytes, FilterKind::Iblt, None)?;
+        let (header, payload, hasher) = format::decode::<S>(bytes, FilterKind::Iblt, hasher)?;
         if payload.len() < 16 || u32_at(payload, 0) != K as u32 || u32_at(payload, 4) != 0 {
             return Err(corrupt("IBLT payload head is not (3 probes, reserved 0)"));
         }
@@ -348,16 +415,26 @@ impl Iblt {
 }
 
 /// Builder of [`Iblt`]: `expected_diff` (the symmetric difference it must list) or
-/// `cells`, and `seed`; validation in [`build`](Self::build).
+/// `cells`, and `seed` or `hasher`; validation in [`build`](Self::build).
 #[must_use]
 #[derive(Clone, Copy, Debug)]
-pub struct IbltBuilder {
+pub struct IbltBuilder<S = DefaultHasher> {
     expected_diff: Option<usize>,
     cells: Option<usize>,
-    seed: u64,
+    hasher: S,
 }
 
 impl IbltBuilder {
+    /// The hasher's seed (default 0); tables to be subtracted need the same seed.
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            hasher: DefaultHasher::with_seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<S: BuildHasher> IbltBuilder<S> {
     /// Entries of the difference the table must list (sizes it to `1.5 d + 30` cells).
     pub fn expected_diff(mut self, d: usize) -> Self {
         self.expected_diff = Some(d);
@@ -371,10 +448,15 @@ impl IbltBuilder {
         self
     }
 
-    /// The hasher's seed (default 0); tables to be subtracted need the same seed.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
+    /// Uses `hasher` instead of the default (e.g.
+    /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys); tables to be
+    /// subtracted need the same hasher.
+    pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> IbltBuilder<S2> {
+        IbltBuilder {
+            expected_diff: self.expected_diff,
+            cells: self.cells,
+            hasher,
+        }
     }
 
     /// The table.
@@ -383,13 +465,13 @@ impl IbltBuilder {
     /// [`bloomforge_core::Error::ZeroItems`] if neither `expected_diff` nor `cells` was
     /// given or `expected_diff` is 0; [`bloomforge_core::Error::ZeroBits`] for 0 cells; an
     /// allocation failure.
-    pub fn build(self) -> Result<Iblt, RetrievalError> {
+    pub fn build(self) -> Result<Iblt<S>, RetrievalError> {
         let cells = match (self.cells, self.expected_diff) {
             (Some(c), _) => c,
             (None, Some(d)) => cells_for_diff(d)?,
             (None, None) => return Err(bloomforge_core::Error::ZeroItems.into()),
         };
-        Iblt::with_cells(cells, self.seed)
+        Iblt::with_cells_and_hasher(cells, self.hasher)
     }
 }
 
@@ -408,7 +490,7 @@ impl<K: Hash> FromIterator<K> for Iblt {
 }
 
 /// Inserts every key ([`insert`](Iblt::insert) cannot fail).
-impl<K: Hash> Extend<K> for Iblt {
+impl<K: Hash, S: BuildHasher> Extend<K> for Iblt<S> {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         for k in iter {
             self.insert(&k);

@@ -2,10 +2,9 @@
 //! this crate that stores an xor of three cells per key.
 
 use bloomforge_core::format::{u32_at, u64_at};
-use std::hash::{BuildHasher, Hash};
 
 use bloomforge_core::batch::prefetch;
-use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
+use bloomforge_core::hash::{fast_range64, mix64};
 use rayon::prelude::*;
 
 /// Where a key's three cells lie.
@@ -124,8 +123,10 @@ impl Layout {
         }
     }
 
-    /// Appends the layout's 32 payload bytes.
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    /// Appends the layout's 32 payload bytes, with the retry index `attempt` (see
+    /// [`retry_hash`]) in the field that was reserved (and zero) before retries were
+    /// recorded: bytes of a filter built on its first attempt are the same as before.
+    pub(crate) fn write(&self, attempt: u32, out: &mut Vec<u8>) {
         let (tag, a, b, c) = match *self {
             Layout::Fuse {
                 segment_length,
@@ -135,21 +136,24 @@ impl Layout {
             Layout::Xor { block_length } => (2u32, block_length, 0, 0),
         };
         out.extend_from_slice(&tag.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&attempt.to_le_bytes());
         out.extend_from_slice(&a.to_le_bytes());
         out.extend_from_slice(&b.to_le_bytes());
         out.extend_from_slice(&c.to_le_bytes());
     }
 
-    /// Reads and validates a layout from the first 32 bytes of `b`.
-    pub(crate) fn read(b: &[u8]) -> Result<Layout, bloomforge_core::Error> {
+    /// Reads and validates a layout and its retry index from the first 32 bytes of `b`
+    /// (bytes written before retries were recorded hold 0 there: their hasher's seed was
+    /// the one that peeled).
+    pub(crate) fn read(b: &[u8]) -> Result<(Layout, u32), bloomforge_core::Error> {
         let corrupt = |reason| bloomforge_core::Error::Corrupt { reason };
         if b.len() < LAYOUT_BYTES {
             return Err(corrupt("payload too short for the layout"));
         }
         let (tag, a, x, y) = (u32_at(b, 0), u64_at(b, 8), u64_at(b, 16), u64_at(b, 24));
-        if u32_at(b, 4) != 0 {
-            return Err(corrupt("reserved layout field is not zero"));
+        let attempt = u32_at(b, 4);
+        if attempt >= MAX_ATTEMPTS {
+            return Err(corrupt("retry index out of range"));
         }
         // Cell counts above 2^40 are refused before anything is allocated.
         const MAX: u64 = 1 << 40;
@@ -164,15 +168,35 @@ impl Layout {
                 if !ok {
                     return Err(corrupt("inconsistent binary fuse layout"));
                 }
-                Ok(Layout::Fuse {
-                    segment_length: a,
-                    segment_count_length: x,
-                    array_length: y,
-                })
+                Ok((
+                    Layout::Fuse {
+                        segment_length: a,
+                        segment_count_length: x,
+                        array_length: y,
+                    },
+                    attempt,
+                ))
             }
-            2 if a > 0 && a <= MAX && x == 0 && y == 0 => Ok(Layout::Xor { block_length: a }),
+            2 if a > 0 && a <= MAX && x == 0 && y == 0 => {
+                Ok((Layout::Xor { block_length: a }, attempt))
+            }
             _ => Err(corrupt("unknown or inconsistent layout")),
         }
+    }
+}
+
+/// The hash a key's cells and fingerprint come from on retry `attempt`: the hasher's
+/// hash itself on the first attempt (0), else a bijective remix of it salted by the
+/// attempt. A construction that does not peel retries with the next attempt instead of
+/// another hasher seed, so any `BuildHasher` (a keyed one, whose key cannot be
+/// re-drawn) can be retried, and `contains_hash` takes the hasher's own hash. Being a
+/// bijection, the remix neither creates nor removes equal hashes.
+#[inline(always)]
+pub(crate) fn retry_hash(hash: u64, attempt: u32) -> u64 {
+    if attempt == 0 {
+        hash
+    } else {
+        mix64(hash ^ u64::from(attempt).wrapping_mul(0xa076_1d64_78bd_642f))
     }
 }
 
@@ -567,7 +591,7 @@ pub(crate) fn assign<V: Payload>(
 /// Below this many keys construction stays on the calling thread.
 pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 
-/// The hashes of `keys` under `hasher`, grouped by their top bits (a stable counting sort
+/// The hashes of `keys` under `hash`, grouped by their top bits (a stable counting sort
 /// on up to 4096 buckets, the ordering Graf & Lemire's construction uses so that the
 /// three cells of consecutive keys lie close together). Hashing and partitioning run on
 /// rayon's pool for large inputs: each chunk of keys is hashed and counted per bucket,
@@ -575,9 +599,9 @@ pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 /// buffer of hashes). The result is the same on any number of threads: bucket by bucket,
 /// keys in input order. Repeats are kept ([`peel`] fails on them; then [`dedup_hashes`]).
 /// Returns the hashes and the number of top bits they are grouped by.
-pub(crate) fn hash_partitioned<K: Hash + Sync + ?Sized>(
-    keys: &[&K],
-    hasher: &DefaultHasher,
+pub(crate) fn hash_partitioned<K: Sync>(
+    keys: &[K],
+    hash: impl Fn(&K) -> u64 + Sync,
 ) -> Result<(Vec<u64>, u32), bloomforge_core::Error> {
     let n = keys.len();
     // About 1024 keys a bucket, at most 4096 buckets (4096 write streams stay in L2).
@@ -590,7 +614,7 @@ pub(crate) fn hash_partitioned<K: Hash + Sync + ?Sized>(
     let shift = 64 - bits;
     if n < PARALLEL_MIN {
         let mut out = alloc(n, 0u64)?;
-        let hs: Vec<u64> = keys.iter().map(|k| hasher.hash_one(k)).collect();
+        let hs: Vec<u64> = keys.iter().map(&hash).collect();
         let mut next = vec![0usize; buckets + 1];
         for &h in &hs {
             next[(h >> shift) as usize + 1] += 1;
@@ -613,7 +637,7 @@ pub(crate) fn hash_partitioned<K: Hash + Sync + ?Sized>(
         .map(|c| {
             let mut counts = vec![0usize; buckets];
             for k in c {
-                counts[(hasher.hash_one(k) >> shift) as usize] += 1;
+                counts[(hash(k) >> shift) as usize] += 1;
             }
             counts
         })
@@ -638,7 +662,7 @@ pub(crate) fn hash_partitioned<K: Hash + Sync + ?Sized>(
         .zip(counts.par_iter_mut())
         .for_each(|(c, next)| {
             for k in c {
-                let h = hasher.hash_one(k);
+                let h = hash(k);
                 let b = (h >> shift) as usize;
                 // SAFETY: `next[b]` runs over the range this chunk owns in `out`'s
                 // capacity for bucket b (the prefix sums above give every (chunk, bucket)
@@ -694,6 +718,30 @@ pub(crate) fn attempt_seed(seed: u64, attempt: u32) -> u64 {
     }
 }
 
+/// Runs `f` on a pool of `threads` threads (rayon's global pool for `None`): the
+/// builders' `threads(n)`. Results do not depend on the pool, only the time they take.
+pub(crate) fn on_threads<R: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<R, crate::RetrievalError> + Send,
+) -> Result<R, crate::RetrievalError> {
+    match threads {
+        None => f(),
+        Some(0) => Err(crate::RetrievalError::InvalidParameter {
+            name: "threads",
+            value: 0,
+            expected: "at least 1 thread",
+        }),
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .map_err(|e| crate::RetrievalError::ThreadPool {
+                threads: t,
+                reason: e.to_string(),
+            })?
+            .install(f),
+    }
+}
+
 /// How many seeds a construction tries before it gives up.
 pub(crate) const MAX_ATTEMPTS: u32 = 100;
 
@@ -715,8 +763,9 @@ mod tests {
     #[test]
     fn regions_peel_every_key() {
         let keys: Vec<u64> = (0..300_000u64).map(mix64).collect();
-        let refs: Vec<&u64> = keys.iter().collect();
-        let (hashes, bits) = hash_partitioned(&refs, &DefaultHasher::with_seed(7)).unwrap();
+        let hasher = bloomforge_core::hash::DefaultHasher::with_seed(7);
+        let hash = |k: &u64| std::hash::BuildHasher::hash_one(&hasher, k);
+        let (hashes, bits) = hash_partitioned(&keys, hash).unwrap();
         let values: Vec<u32> = hashes.iter().map(|&h| (h >> 40) as u32 & 0xfff).collect();
         let layout = Layout::fuse(hashes.len());
         for (regions, order_bits) in [(1, bits), (2, bits), (3, bits), (7, bits), (1, 0)] {

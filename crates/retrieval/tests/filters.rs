@@ -173,14 +173,23 @@ fn round_trips_and_corrupt_bytes() {
         bad[at] ^= 0x10;
         assert!(BloomierFilter::from_bytes(&bad).is_err(), "flip at {at}");
         bloomforge_core::format::reseal(&mut bad);
-        if (64..64 + 40).contains(&at) {
-            // The layout and widths are checked on their own, not only by the checksum.
+        // The layout and widths are checked on their own, not only by the checksum; the
+        // retry index (bytes 68..72) is any number below 100 there, so like the header's
+        // seed only the checksum guards it.
+        if (64..64 + 40).contains(&at) && !(68..72).contains(&at) {
             assert!(
                 BloomierFilter::from_bytes(&bad).is_err(),
                 "resealed flip at {at}"
             );
         }
     }
+    let mut retried = bytes.clone();
+    retried[68..72].copy_from_slice(&100u32.to_le_bytes());
+    bloomforge_core::format::reseal(&mut retried);
+    assert!(
+        BloomierFilter::from_bytes(&retried).is_err(),
+        "retry index 100"
+    );
     // A resealed layout of absurd size is refused before anything is allocated.
     let mut huge = bytes.clone();
     huge[64 + 16..64 + 24].copy_from_slice(&(1u64 << 50).to_le_bytes());

@@ -84,7 +84,10 @@ fn overload_is_a_typed_error_and_mismatches_are_refused() {
     let seeded = Iblt::with_cells(t.cells(), 1).unwrap();
     assert!(matches!(
         t.subtract(&seeded),
-        Err(RetrievalError::Mismatch { what: "seed", .. })
+        Err(RetrievalError::Mismatch {
+            what: "hasher fingerprint (seed or key)",
+            ..
+        })
     ));
     assert!(Iblt::with_expected_diff(0).is_err());
 }
