@@ -53,8 +53,18 @@ pub struct CommonArgs {
 
 /// The `bloomforge ints` commands.
 #[derive(Clone, Debug, clap::Subcommand)]
+#[command(
+    after_help = "Examples:\n  bloomforge ints unique --format u32le big.u32 > once.txt\n  \
+                  bloomforge ints distinct a.txt b.txt --count\n  \
+                  bloomforge ints contains set.txt queries.txt --absent"
+)]
 pub enum IntsCommand {
     /// Print the queries that are in SET (or, with --absent, those that are not).
+    #[command(
+        after_help = "Examples:\n  bloomforge ints contains set.txt queries.txt > present.txt\n  \
+                      seq 1 100 | bloomforge ints contains set.txt --absent --count\n  \
+                      bloomforge ints contains --format u32le set.u32 queries.u32"
+    )]
     Contains {
         /// The set's values.
         set: PathBuf,
@@ -67,6 +77,11 @@ pub enum IntsCommand {
         common: CommonArgs,
     },
     /// Print the integers that occur exactly once across the inputs, ascending.
+    #[command(
+        after_help = "Examples:\n  bloomforge ints unique a.txt b.txt > once.txt\n  \
+                      bloomforge ints unique --format u32le big.u32 --count\n  \
+                      bloomforge ints unique --memory 256M --temp-dir /scratch huge.txt"
+    )]
     Unique {
         /// Input files.
         #[arg(required = true)]
@@ -82,6 +97,10 @@ pub enum IntsCommand {
         common: CommonArgs,
     },
     /// Print the distinct integers of the inputs, ascending (the bitmap sort).
+    #[command(
+        after_help = "Examples:\n  bloomforge ints distinct a.txt b.txt > sorted.txt\n  \
+                      bloomforge ints distinct --format u64le ids.u64 --count"
+    )]
     Distinct {
         /// Input files.
         #[arg(required = true)]

@@ -331,3 +331,32 @@ fn bad_input_is_one_line_naming_the_place() {
     let out = run(&["ints", "unique"], &[&d.0.path().join("missing.txt")]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"));
 }
+
+/// `bloomforge ints` and each of its commands show examples in their help.
+#[test]
+fn help_has_examples() {
+    for args in [
+        &["ints", "-h"][..],
+        &["ints", "--help"],
+        &["ints", "contains", "--help"],
+        &["ints", "unique", "-h"],
+        &["ints", "distinct", "--help"],
+    ] {
+        let out = run(args, &[]);
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("Examples:\n  bloomforge ints "),
+            "{args:?} has no example: {text}"
+        );
+    }
+    // Each command's examples are its own.
+    for cmd in ["contains", "unique", "distinct"] {
+        let text = String::from_utf8(run(&["ints", cmd, "--help"], &[]).stdout).unwrap();
+        let examples = &text[text.find("Examples:").unwrap()..];
+        assert!(
+            examples.contains(&format!("bloomforge ints {cmd} ")),
+            "{text}"
+        );
+    }
+}
