@@ -81,23 +81,50 @@ fn counts(parts: &[&[u32]]) -> BTreeMap<u32, usize> {
     m
 }
 
-/// `LC_ALL=C sort -n FILES | uniq -u` (or `sort -nu`), if `sort` and `uniq` exist.
-fn coreutils(files: &[&Path], unique: bool) -> Option<Vec<u32>> {
-    let names: Vec<String> = files.iter().map(|p| format!("'{}'", p.display())).collect();
-    let pipeline = if unique {
-        format!("sort -n {} | uniq -u", names.join(" "))
-    } else {
-        format!("sort -nu {}", names.join(" "))
-    };
-    let out = Command::new("sh")
-        .args(["-c", &pipeline])
+/// Runs `program args` (with `LC_ALL=C`, `stdin` as its input), and returns its output.
+/// Panics, naming the program, if it cannot be started or fails: the comparisons with
+/// coreutils must not pass by being skipped on a system without them.
+fn tool(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new(program)
+        .args(args)
         .env("LC_ALL", "C")
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run `{program}` for the comparison (install coreutils): {e}")
+        });
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "`{program} {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// `LC_ALL=C sort -n FILES | uniq -u` (or `sort -nu FILES`), run as two processes so that
+/// a missing or failing `sort` or `uniq` fails the test (see [`tool`]).
+fn coreutils(files: &[&Path], unique: bool) -> Vec<u32> {
+    let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let mut args = vec![if unique { "-n" } else { "-nu" }];
+    args.extend(&names);
+    let mut text = tool("sort", &args, b"");
+    if unique {
+        text = tool("uniq", &["-u"], &text);
     }
-    Some(lines(&out))
+    String::from_utf8(text)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
 }
 
 #[test]
@@ -135,12 +162,8 @@ fn unique_and_distinct_match_the_models_and_sort() {
         lines(&run(&["ints", "distinct", "--count"], &files)),
         [all.len() as u32]
     );
-    if let Some(want) = coreutils(&files, true) {
-        assert_eq!(want, once);
-    }
-    if let Some(want) = coreutils(&files, false) {
-        assert_eq!(want, all);
-    }
+    assert_eq!(coreutils(&files, true), once, "sort -n | uniq -u");
+    assert_eq!(coreutils(&files, false), all, "sort -nu");
 }
 
 #[test]
@@ -318,8 +341,22 @@ fn bad_input_is_one_line_naming_the_place() {
             assert!(err.contains(want), "{cmd:?} {name}: {err}");
             assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         }
-        let out = run(&["ints", "contains", "--format", format], &[&bad, &bad]);
-        assert!(!out.status.success() && out.stdout.is_empty());
+        // contains: the bad file as the set, and as a query file after a good one (every
+        // query is read and checked before anything is printed).
+        let good_set = match format {
+            "text" => good.clone(),
+            "u32le" => d.file("good.u32", &[1, 0, 0, 0, 2, 0, 0, 0]),
+            _ => d.file("good.u64", &[1, 0, 0, 0, 0, 0, 0, 0]),
+        };
+        let (b, g) = (bad.as_path(), good_set.as_path());
+        for files in [[b, g, g], [g, g, b]] {
+            let out = run(&["ints", "contains", "--format", format], &files);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "contains {name}");
+            assert!(out.stdout.is_empty(), "contains {name}: output written");
+            assert!(err.contains(want), "contains {name}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
     }
     assert_eq!(
         std::fs::read_dir(spill.path()).unwrap().count(),
@@ -328,6 +365,7 @@ fn bad_input_is_one_line_naming_the_place() {
     );
     let out = run(&["ints", "unique", "--memory", "12Q"], &[&good]);
     assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("12Q"));
     let out = run(&["ints", "unique"], &[&d.0.path().join("missing.txt")]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"));
 }
