@@ -203,7 +203,13 @@ impl TwoBitmap {
         self.count_once() + self.count_many()
     }
 
-    /// Whether nothing was inserted.
+    /// Number of distinct values seen (once or many): [`count_distinct`](Self::count_distinct),
+    /// under the workspace's name for an exact count (not the number of inserts).
+    pub fn len(&self) -> u64 {
+        self.count_distinct()
+    }
+
+    /// Whether nothing was inserted (`len() == 0`).
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
@@ -340,6 +346,16 @@ impl<'a> TwoBitmapView<'a> {
         self.distinct
     }
 
+    /// Number of distinct values seen, as [`TwoBitmap::len`].
+    pub fn len(&self) -> u64 {
+        self.distinct
+    }
+
+    /// Whether nothing was inserted (`len() == 0`).
+    pub fn is_empty(&self) -> bool {
+        self.distinct == 0
+    }
+
     /// The universe.
     pub fn universe(&self) -> u64 {
         self.universe
@@ -470,6 +486,23 @@ impl AtomicTwoBitmap {
             }
             _ => Seen::Never,
         }
+    }
+
+    /// Number of distinct values seen (once or many), as [`TwoBitmap::len`]. Relaxed
+    /// loads: a snapshot if inserts run concurrently.
+    pub fn len(&self) -> u64 {
+        self.words
+            .iter()
+            .map(|w| {
+                let w = w.load(Ordering::Relaxed);
+                u64::from((w & LOW).count_ones() + (w & (LOW << 1)).count_ones())
+            })
+            .sum()
+    }
+
+    /// Whether nothing was inserted (`len() == 0`; a snapshot, as [`len`](Self::len)).
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| w.load(Ordering::Relaxed) == 0)
     }
 
     /// The plain 2-bitmap (no copy).

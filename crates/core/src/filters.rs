@@ -619,9 +619,21 @@ macro_rules! block_filters {
                 sum / self.raw.blocks.len() as f64
             }
 
-            /// Estimated number of distinct keys inserted, from each block's fill.
+            /// Estimated number of distinct keys inserted, from each block's fill (relaxed
+            /// loads). As for the plain filter, there is no `len()`: bits cannot tell a
+            /// repeated key or a false positive from a new key.
             pub fn estimated_len(&self) -> f64 {
                 self.raw.blocks.iter().map(|b| <$L>::block_keys(&<$L>::load_block(b), self.raw.k)).sum()
+            }
+
+            /// Whether no bit is set (every query answers `false`; `estimated_len() == 0`).
+            /// Relaxed loads: a snapshot while inserts run.
+            pub fn is_empty(&self) -> bool {
+                self.raw
+                    .blocks
+                    .iter()
+                    .flat_map(|b| <$L>::atomic_words(b))
+                    .all(|w| w.load(core::sync::atomic::Ordering::Relaxed) == 0)
             }
 
             /// A copy of the current bits as a plain filter (relaxed loads: a consistent

@@ -824,6 +824,12 @@ impl<S: BuildHasher> AtomicStandardBloomFilter<S> {
         estimated_len_from_ones(self.num_bits, self.k, self.count_ones())
     }
 
+    /// Whether no bit is set (every query answers `false`; `estimated_len() == 0`).
+    /// Relaxed loads: a snapshot while inserts run.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| w.load(Relaxed) == 0)
+    }
+
     /// A copy of the current bits as a plain filter (consistent when no insert runs
     /// concurrently).
     pub fn snapshot(&self) -> StandardBloomFilter<S>

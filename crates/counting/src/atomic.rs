@@ -209,6 +209,17 @@ impl<S> AtomicCountingBloomFilter<S> {
     }
 
     counter_statistics!();
+
+    /// Whether every counter is zero (every query answers `false`; `estimated_len() == 0`).
+    /// The atomic filter keeps no exact count (one shared counter would serialise its
+    /// threads), so it has no `len()`: [`estimated_len`](Self::estimated_len) estimates it,
+    /// and the plain filter from [`into_inner`](Self::into_inner) starts from that estimate.
+    /// Relaxed loads: a snapshot while other threads insert.
+    pub fn is_empty(&self) -> bool {
+        self.lines
+            .iter()
+            .all(|l| l.words.iter().all(|w| w.load(Relaxed) == 0))
+    }
 }
 
 impl<S: BuildHasher> AtomicCountingBloomFilter<S> {

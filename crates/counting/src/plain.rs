@@ -1006,9 +1006,13 @@ impl<S> CountingBloomFilter<S> {
         self.items
     }
 
-    /// Whether every counter is zero.
+    /// Whether [`len`](Self::len) is 0 (the workspace's one meaning of `is_empty` for a
+    /// filter that counts its keys, as d-left's). Counters a remove left at 15 (a
+    /// saturated key, [`RemoveOutcome::Saturated`]) stay set after the last key is gone,
+    /// so a filter can be empty and still answer `true` for such a key;
+    /// `nonzero_counters() == 0` tells whether every counter is zero.
     pub fn is_empty(&self) -> bool {
-        self.lines.iter().all(|l| *l == CounterLine::ZERO)
+        self.items == 0
     }
 
     /// Sets every counter to zero.

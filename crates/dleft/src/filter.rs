@@ -311,9 +311,11 @@ impl<S> DLeftCountingBloomFilter<S> {
         self.len
     }
 
-    /// Whether [`len`](Self::len) is 0. (Cells whose counters saturated stay occupied
-    /// after all their keys are removed; [`occupied_cells`](Self::occupied_cells) counts
-    /// them.)
+    /// Whether [`len`](Self::len) is 0 (the workspace's one meaning of `is_empty` for a
+    /// filter that counts its keys, as the counting filter's). Cells whose counters
+    /// saturated stay occupied after all their keys are removed, so an empty filter can
+    /// still answer `true` for such a key; [`occupied_cells`](Self::occupied_cells)
+    /// counts them.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -335,6 +335,21 @@ impl<S: BuildHasher + Clone> AttenuatedBloomFilter<S> {
             .collect()
     }
 
+    /// Estimated number of distinct keys this node holds (its local filter's
+    /// [`estimated_len`](BlockedBloomFilter::estimated_len), from the fill). There is no
+    /// `len()`: the local filter is a plain Bloom filter, which cannot tell a repeated key
+    /// or a false positive from a new key. What the neighbours' levels reach is not
+    /// counted (see [`false_pos_by_level`](Self::false_pos_by_level) for them).
+    pub fn estimated_len(&self) -> f64 {
+        self.local.estimated_len()
+    }
+
+    /// Whether this node holds no key (its local filter has no bit set;
+    /// `estimated_len() == 0`). Its neighbours' levels may still route queries onwards.
+    pub fn is_empty(&self) -> bool {
+        self.local.is_empty()
+    }
+
     /// Bytes the filters' bit arrays occupy (the local one and every level).
     pub fn memory_bytes(&self) -> u64 {
         (1 + self.edges.len() as u64 * self.depth as u64) * (self.local.num_bits() / 8)

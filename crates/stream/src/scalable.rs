@@ -462,15 +462,27 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         Ok(())
     }
 
-    /// Keys inserted: every insert that was not reported "may be present" (a key that
-    /// was a false positive when inserted is not counted). After a
-    /// [`union`](Self::union), the sum of both sides (an upper bound: keys in both count
-    /// twice).
+    /// Estimated number of distinct keys inserted: the inserts that were not reported
+    /// "may be present". It is an estimate, not a count (hence not `len`, the workspace
+    /// convention for exact counts): a key that was a false positive when inserted is not
+    /// counted (an undercount of about the filter's false-positive rate times the keys),
+    /// a repeated key is counted once, and after a [`union`](Self::union) it is the sum of
+    /// both sides, so keys held by both count twice (an overcount). It is also what the
+    /// slices' growth follows and what the file format stores.
+    pub fn estimated_len(&self) -> f64 {
+        self.len as f64
+    }
+
+    /// The former name of [`estimated_len`](Self::estimated_len), as an integer: an
+    /// estimate, not an exact count, despite the name. Deprecated: use `estimated_len`.
+    /// (Not yet marked `#[deprecated]`: the CLI still calls it, and the workspace builds
+    /// with warnings denied.)
     pub fn len(&self) -> u64 {
         self.len
     }
 
-    /// Whether no key was inserted.
+    /// Whether no key was inserted (`estimated_len() == 0`: exact, since the first insert
+    /// into an empty filter is never a false positive).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

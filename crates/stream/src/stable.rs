@@ -609,6 +609,28 @@ impl<S> StableBloomFilter<S> {
         (1.0 - self.zero_cells() as f64 / self.cells as f64).powi(self.k as i32)
     }
 
+    /// Estimated number of distinct keys the filter still remembers: the keys a plain
+    /// Bloom filter of `m` cells and `k` probes holds at this fraction of non-zero cells,
+    /// `-(m/k) ln(1 - nonzero/m)` (Swamidass and Baldi, as core's `estimated_len`).
+    ///
+    /// There is no `len()`: the filter forgets keys by design (every insert decrements `P`
+    /// cells, and a key whose cells reached zero reads absent), so no exact count of what
+    /// it holds exists; [`inserts`](Self::inserts) counts every insert ever made. Decayed
+    /// but non-zero cells of old keys still count, so this is an upper estimate of the
+    /// keys that answer `true`; at the stable point it hovers around a constant however
+    /// long the stream. Costs one pass over the cells.
+    pub fn estimated_len(&self) -> f64 {
+        let m = self.cells as f64;
+        let nonzero = ((self.cells - self.zero_cells()) as f64).min(m - 0.5);
+        -(m / f64::from(self.k)) * (-nonzero / m).ln_1p()
+    }
+
+    /// Whether every cell is zero (every query answers `false`; `estimated_len() == 0`):
+    /// a new or cleared filter, or one whose keys have all decayed away.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
     /// Sets every cell to zero (the generator's state is kept).
     pub fn clear(&mut self) {
         self.words.fill(0);

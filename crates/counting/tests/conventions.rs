@@ -1,0 +1,42 @@
+//! The workspace conventions (docs/conventions.md) as they apply to the counting filters:
+//! one meaning of `is_empty`.
+
+use bloomforge_core::RemoveOutcome;
+use bloomforge_counting::{AtomicCountingBloomFilter, CountingBloomFilter};
+
+/// `is_empty()` is `len() == 0` on the plain filter (as on d-left's): a saturated key's
+/// counters stay set after its last remove, and the filter is still empty.
+#[test]
+fn is_empty_means_len_zero() {
+    let mut f = CountingBloomFilter::new(1000, 0.01).unwrap();
+    assert_eq!((f.len(), f.is_empty()), (0, true));
+    for _ in 0..20 {
+        f.insert(&"hot");
+    }
+    assert!(!f.is_empty());
+    let mut saturated = 0;
+    for _ in 0..20 {
+        if f.remove(&"hot").unwrap() == RemoveOutcome::Saturated {
+            saturated += 1;
+        }
+    }
+    assert!(saturated > 0);
+    assert_eq!(f.len(), 0);
+    assert!(f.is_empty(), "is_empty follows len");
+    assert!(f.contains(&"hot"), "the saturated counters are still set");
+    assert!(f.nonzero_counters() > 0);
+    f.clear();
+    assert!(f.is_empty() && f.nonzero_counters() == 0);
+}
+
+/// The atomic filter keeps no count: `is_empty` is "every counter zero", which is
+/// `estimated_len() == 0`.
+#[test]
+fn atomic_is_empty_means_no_counter_set() {
+    let f = AtomicCountingBloomFilter::new(1000, 0.01).unwrap();
+    assert!(f.is_empty() && f.estimated_len() == 0.0);
+    f.insert(&1u64);
+    assert!(!f.is_empty() && f.estimated_len() > 0.5);
+    f.remove(&1u64).unwrap();
+    assert!(f.is_empty() && f.estimated_len() == 0.0);
+}
