@@ -19,9 +19,22 @@
 //! P is chosen so that a partition's set fits the budget; a partition that does not
 //! (skew, or an estimate too low) is split again by other hash bits, recursively. Records
 //! are `[len u32][file u8][bytes]`, so any byte (CR, NUL, invalid UTF-8) round-trips.
-//! Temporary files are removed on success, on error and on Ctrl-C (and SIGTERM). Resident memory: the
-//! budget (filter, then set) plus one input block (< 16 MiB), the partition writers'
-//! buffers (at most 16 MiB in all) and a 1 MiB read buffer.
+//! Temporary files are removed on success, on error and on Ctrl-C (and SIGTERM).
+//!
+//! Resident memory, beyond the budget (the filter in passes 1-2, then the sets):
+//! - passes 1-2: the input stream ([`BlockStream`]: the block being read, the reader's
+//!   carry of the bytes after the block's last cut, and the block being processed, each
+//!   8 MiB or the longest line if longer, plus 16 bytes of index per key and at most 2^18
+//!   keys a block), 9 bytes per key of the block for its hashes and filter answers, and
+//!   the partition writers' buffers (16 MiB in all): ~50 MiB for lines under 1 MiB;
+//! - pass 3: per worker, a record reader and, when it re-splits, its writers; those
+//!   buffers are sized so that all workers together hold at most [`PASS3_BUFFERS`]
+//!   (32 MiB), and at most [`PASS3_MAX_WORKERS`] workers run (see [`Pass3Plan`]). The
+//!   workers share the budget for their sets (each at least 64 KiB);
+//! - throughout: the 1 MiB output buffer.
+//!
+//! So the whole run stays within `--memory` + 64 MiB at any `--threads` (lines under
+//! 1 MiB; `-v` prints the peak resident set on Linux).
 
 use crate::cleanup::TempDir;
 use crate::error::{is_disk_full, CliError, Result};
@@ -51,7 +64,8 @@ pub(crate) struct Args {
     #[arg(value_name = "FILE", num_args = 2.., required = true)]
     files: Vec<PathBuf>,
     /// Memory budget for the filters (approximate) or the filter and then the hash set
-    /// (exact): 512M, 4G, 4GiB... Resident memory stays within it plus ~40 MiB of buffers.
+    /// (exact): 512M, 4G, 4GiB... Resident memory stays within it plus ~50 MiB of buffers
+    /// (at most 64 MiB, whatever --threads).
     #[arg(long, default_value = "1G", value_parser = crate::size::parse_size, value_name = "SIZE")]
     memory: u64,
     /// Exact answer (partitioning through temporary files), each common line once.
@@ -60,9 +74,10 @@ pub(crate) struct Args {
     /// Directory for the temporary partition files (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
-    /// Approximate mode: size each filter for this false-positive rate instead of from
-    /// the budget (refused if that needs more than --memory).
-    #[arg(long, value_name = "P")]
+    /// Approximate mode only: size each filter for this false-positive rate (0 < P < 1)
+    /// instead of from the budget (refused if that needs more than --memory). Not allowed
+    /// with --exact, whose answer has no false positives.
+    #[arg(long, value_name = "P", conflicts_with = "exact", value_parser = parse_fp)]
     fp: Option<f64>,
     /// Write the common lines here (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -75,6 +90,19 @@ pub(crate) struct Args {
     seed: u64,
     #[command(flatten)]
     key_options: KeyOptions,
+}
+
+/// `--fp`: a probability strictly between 0 and 1 (checked by clap, before any pass).
+fn parse_fp(s: &str) -> std::result::Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number"))?;
+    if p > 0.0 && p < 1.0 {
+        Ok(p)
+    } else {
+        Err(format!("{s} is not between 0 and 1 (exclusive)"))
+    }
 }
 
 /// Runs `common`.
@@ -205,9 +233,7 @@ fn approximate(
     for &d in &counts {
         sizes.push(match args.fp {
             Some(p) => {
-                if !(p > 0.0 && p < 1.0) {
-                    return Err("--fp must be between 0 and 1".into());
-                }
+                // The range was checked by clap (`parse_fp`).
                 let (bpk, _) = bloomforge_core::math::blocked512_size(p);
                 (bpk * d.max(1.0)).ceil() as u64
             }
@@ -319,9 +345,40 @@ const RECORD_OVERHEAD: u64 = 5;
 const SET_TARGET: u64 = 8 << 20;
 /// Deepest re-split.
 const MAX_DEPTH: u32 = 6;
+/// The pass-3 workers' read and re-split write buffers, all workers together.
+const PASS3_BUFFERS: usize = 32 << 20;
+/// Most pass-3 workers (each has at least `PASS3_BUFFERS / PASS3_MAX_WORKERS` = 2 MiB of
+/// buffers, enough for a re-split into 256 files of 4 KiB buffers and a read buffer).
+const PASS3_MAX_WORKERS: usize = 16;
 /// Test hook: temporary writes fail with "no space left on device" once this many bytes
 /// have been written (exercises the "temp dir full" path without filling a disk).
 const FAULT_TEMP_FULL_AFTER: &str = "BLOOMFORGE_FAULT_TEMP_FULL_AFTER";
+
+/// How pass 3 shares its buffers: `workers` threads, each reading a partition through a
+/// `reader_buf`-byte buffer and re-splitting through writers of `writer_buf` bytes in
+/// all. `workers * (reader_buf + writer_buf) <= PASS3_BUFFERS` at any thread count: with
+/// few threads a worker gets the full 1 MiB + 4 MiB, with many the buffers shrink and
+/// from [`PASS3_MAX_WORKERS`] threads on the workers are capped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pass3Plan {
+    workers: usize,
+    reader_buf: usize,
+    writer_buf: usize,
+}
+
+impl Pass3Plan {
+    fn new(threads: usize) -> Self {
+        let workers = threads.clamp(1, PASS3_MAX_WORKERS);
+        let per = PASS3_BUFFERS / workers;
+        let reader_buf = (per / 5).clamp(64 << 10, 1 << 20);
+        let writer_buf = (per - reader_buf).min(4 << 20);
+        Pass3Plan {
+            workers,
+            reader_buf,
+            writer_buf,
+        }
+    }
+}
 
 /// A partition file and what it holds of the smallest file (what its set will need).
 struct Part {
@@ -391,7 +448,8 @@ struct Writers {
 }
 
 impl Writers {
-    /// `total_buffer`: the writers' buffers in all.
+    /// `total_buffer`: the writers' buffers in all (at least 4 KiB each: give at least
+    /// `4 KiB * n`).
     fn create(temp: &Temp, prefix: &str, n: usize, total_buffer: usize) -> Result<Self> {
         let buf = (total_buffer / n).clamp(4 << 10, 256 << 10);
         let mut parts = Vec::with_capacity(n);
@@ -465,10 +523,10 @@ struct Records {
 }
 
 impl Records {
-    fn open(path: &Path) -> Result<Self> {
+    fn open(path: &Path, buffer: usize) -> Result<Self> {
         let f = File::open(path).map_err(|e| CliError::io(path, e))?;
         Ok(Records {
-            r: BufReader::with_capacity(1 << 20, f),
+            r: BufReader::with_capacity(buffer, f),
             path: path.to_path_buf(),
         })
     }
@@ -522,9 +580,9 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     let need_total = first_size + (est_lines * SET_BYTES_PER_LINE as f64) as u64;
     // Pass 3 runs one set per worker thread, each within its share of the budget, and
     // sets of at most SET_TARGET bytes (probes then mostly hit the cache).
-    let workers = rayon::current_num_threads().max(1) as u64;
+    let plan = Pass3Plan::new(rayon::current_num_threads());
     // At most 3 GiB a set: arena offsets are 32-bit.
-    let task_budget = (budget / workers).clamp(1 << 16, 3 << 30);
+    let task_budget = (budget / plan.workers as u64).clamp(1 << 16, 3 << 30);
     let parts_n = args
         .partitions
         .unwrap_or_else(|| {
@@ -550,9 +608,12 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     if verbose {
         eprintln!(
             "common --exact: {n} files; {} ({first_size} bytes, ~{est_lines:.0} lines) is \
-             partitioned into {parts_n} partitions, filter of {} bits; budget {budget} bytes",
+             partitioned into {parts_n} partitions, filter of {} bits; budget {budget} bytes; \
+             pass 3: {} workers, {} bytes of buffers each",
             first.display(),
-            filter.memory_bits()
+            filter.memory_bits(),
+            plan.workers,
+            plan.reader_buf + plan.writer_buf
         );
     }
 
@@ -623,6 +684,7 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     // Pass 3: partitions in parallel, each worker with its share of the budget.
     let ctx = Pass3 {
         budget: task_budget,
+        plan,
         n,
         seed: args.seed,
         temp: &temp,
@@ -631,12 +693,24 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
         common: AtomicU64::new(0),
         progress: Progress::bytes("intersecting", Some(temp.live.load(Relaxed))),
     };
-    rayon::scope(|s| {
-        for part in parts {
-            let ctx = &ctx;
-            s.spawn(move |s| ctx.process(s, part, 0));
-        }
-    });
+    let pass3 = || {
+        rayon::scope(|s| {
+            for part in parts {
+                let ctx = &ctx;
+                s.spawn(move |s| ctx.process(s, part, 0));
+            }
+        })
+    };
+    if plan.workers < rayon::current_num_threads() {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(plan.workers)
+            .thread_name(|i| format!("bloomforge-pass3-{i}"))
+            .build()
+            .map_err(|e| CliError::Msg(format!("cannot start the pass-3 workers: {e}")))?
+            .install(pass3);
+    } else {
+        pass3();
+    }
     ctx.progress.finish();
     if let Some(e) = ctx.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
@@ -645,22 +719,42 @@ fn exact(args: &Args, mut files: Vec<(PathBuf, u64)>, out: &mut (dyn Write + Sen
     if verbose {
         eprintln!(
             "partitions: {parts_n}, re-splits: {}, temp bytes written: {}, peak temp space: {}, \
-             largest set: {} bytes, common lines: {common} ({:.2} s)",
+             largest set: {} bytes, common lines: {common} ({:.2} s){}",
             temp.resplits.load(Relaxed),
             temp.written.load(Relaxed),
             temp.peak.load(Relaxed),
             temp.largest_set.load(Relaxed),
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            match peak_rss() {
+                Some(b) => format!(", peak RSS: {b} bytes"),
+                None => String::new(),
+            }
         );
     }
     note!("{common} common lines");
     Ok(())
 }
 
+/// The peak resident set of this process (`VmHWM`; Linux only).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
 /// What the pass-3 workers share.
 struct Pass3<'a, 'w> {
     /// Memory for one worker's set.
     budget: u64,
+    /// Its buffers.
+    plan: Pass3Plan,
     n: usize,
     seed: u64,
     temp: &'a Temp,
@@ -682,13 +776,13 @@ impl Pass3<'_, '_> {
             && !part.no_split
             && part.first_lines > 1
         {
-            resplit(&part, depth + 1, self.budget, self.temp).map(|subs| {
+            resplit(&part, depth + 1, self.budget, self.plan, self.temp).map(|subs| {
                 for sub in subs {
                     scope.spawn(move |s| self.process(s, sub, depth + 1));
                 }
             })
         } else {
-            intersect(&part, self.budget, self.n, self.seed, &self.out, self.temp).map(|c| {
+            intersect(&part, self, self.n, self.seed).map(|c| {
                 self.common.fetch_add(c, Relaxed);
                 self.progress.inc(part.bytes);
             })
@@ -703,7 +797,13 @@ impl Pass3<'_, '_> {
 }
 
 /// Splits `part` into sub-partitions by the hash bits of `depth`.
-fn resplit(part: &Part, depth: u32, budget: u64, temp: &Temp) -> Result<Vec<Part>> {
+fn resplit(
+    part: &Part,
+    depth: u32,
+    budget: u64,
+    plan: Pass3Plan,
+    temp: &Temp,
+) -> Result<Vec<Part>> {
     let q = ((part.need() as f64 * 1.25 / budget as f64).ceil() as usize).clamp(2, 256);
     temp.resplits.fetch_add(1, Relaxed);
     if crate::verbose() {
@@ -717,8 +817,8 @@ fn resplit(part: &Part, depth: u32, budget: u64, temp: &Temp) -> Result<Vec<Part
         "{}-{depth}",
         part.path.file_name().unwrap_or_default().to_string_lossy()
     );
-    let mut writers = Writers::create(temp, &prefix, q, 4 << 20)?;
-    let mut records = Records::open(&part.path)?;
+    let mut writers = Writers::create(temp, &prefix, q, plan.writer_buf)?;
+    let mut records = Records::open(&part.path, plan.reader_buf)?;
     let h = hasher(0x7e51_0000 ^ u64::from(depth));
     let mut line = Vec::new();
     while let Some(tag) = records.next(&mut line)? {
@@ -821,14 +921,8 @@ impl LineSet {
 }
 
 /// The common lines of one partition, printed; returns how many.
-fn intersect(
-    part: &Part,
-    budget: u64,
-    n: usize,
-    seed: u64,
-    out: &Mutex<&mut (dyn Write + Send)>,
-    temp: &Temp,
-) -> Result<u64> {
+fn intersect(part: &Part, ctx: &Pass3<'_, '_>, n: usize, seed: u64) -> Result<u64> {
+    let (budget, out, temp) = (ctx.budget, &ctx.out, ctx.temp);
     // Reserve for every record of the smallest file, but never past the budget: a
     // partition that re-splitting could not shrink is one line repeated, and its set
     // holds each distinct line once (it grows if needed).
@@ -838,7 +932,7 @@ fn intersect(
     )?;
     temp.largest_set.fetch_max(set.bytes(), Relaxed);
     let h = hasher(seed ^ 0x5e7);
-    let mut records = Records::open(&part.path)?;
+    let mut records = Records::open(&part.path, ctx.plan.reader_buf)?;
     let mut line = Vec::new();
     while let Some(tag) = records.next(&mut line)? {
         let hash = h.hash_one(line.as_slice());
@@ -863,4 +957,41 @@ fn intersect(
         }
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass3_buffers_are_bounded_at_any_thread_count() {
+        for threads in (1..=64).chain([100, 256, 1000, 4096]) {
+            let p = Pass3Plan::new(threads);
+            assert!(p.workers >= 1 && p.workers <= threads.min(PASS3_MAX_WORKERS));
+            // A re-split writes to at most 256 files of at least 4 KiB each.
+            assert!(p.writer_buf >= 256 * (4 << 10), "{threads}: {p:?}");
+            assert!(p.reader_buf >= 64 << 10);
+            assert!(
+                p.workers * (p.reader_buf + p.writer_buf) <= PASS3_BUFFERS,
+                "{threads}: {p:?}"
+            );
+        }
+        // Few threads: the full buffers (1 MiB read, 4 MiB of re-split writers).
+        assert_eq!(
+            Pass3Plan::new(2),
+            Pass3Plan {
+                workers: 2,
+                reader_buf: 1 << 20,
+                writer_buf: 4 << 20
+            }
+        );
+    }
+
+    #[test]
+    fn fp_range_is_checked() {
+        assert_eq!(parse_fp("0.01"), Ok(0.01));
+        for bad in ["0", "1", "-0.1", "1.5", "nan", "x", "inf"] {
+            assert!(parse_fp(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -848,6 +848,78 @@ fn common_exact_failing_mid_run_leaves_no_output_and_no_temp_files() {
 }
 
 #[test]
+fn common_exact_rejects_fp_and_checks_its_range_first() {
+    let d = dir("fp");
+    let (a, b) = all_common(&d, 100);
+    let out = run(&[
+        os("common"),
+        os("--exact"),
+        os("--fp"),
+        os("0.01"),
+        a.as_os_str(),
+        b.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).trim_end().lines().count(), 1);
+    // Out of range: a usage error before any pass (the files need not even exist).
+    for bad in ["0", "1", "1.5", "-0.1", "x"] {
+        let fp = format!("--fp={bad}");
+        let out = run(&[
+            os("common"),
+            os(&fp),
+            os("/nonexistent/a"),
+            os("/nonexistent/b"),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--fp"), "{}", stderr(&out));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn common_exact_memory_stays_bounded_at_many_threads() {
+    // Resident memory within --memory + 64 MiB whatever --threads: 32 threads on this
+    // machine (pass 3 caps its workers and their buffers), with re-splits.
+    let d = dir("rss");
+    let paths: Vec<PathBuf> = (0..2u64)
+        .map(|f| {
+            let p = d.join(format!("hot-{f}.txt"));
+            std::fs::write(&p, hot_file(f, 60_000, 2)).unwrap();
+            p
+        })
+        .collect();
+    for threads in ["1", "32"] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            os("-v"),
+            os("--threads"),
+            os(threads),
+            os("common"),
+            os("--exact"),
+            os("--memory"),
+            os("1M"),
+        ];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let out = run(&args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        if threads == "32" {
+            // 1M shared by 16 workers: 64K sets, so the hot partitions are split again.
+            assert!(stat(&err, "re-splits") >= 1, "{err}");
+            assert_eq!(stat(&err, "pass 3"), 16, "{err}");
+        }
+        let rss = stat(&err, "peak RSS");
+        assert!(rss < (1 << 20) + (64 << 20), "{threads} threads: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn build_with_duplicates_at_the_expected_distinct_count_does_not_warn() {
     // 6000 distinct keys, each on 8 lines (CRLF on some): --expected 6000 is exact, so no
     // kind may warn of an overfill (the counting filters' counter sum and the d-left
