@@ -816,3 +816,37 @@ impl From<AtomicBitmap> for Bitmap {
         a.into_bitmap()
     }
 }
+
+/// Collects the values as [`Bitmap`]'s `FromIterator` does (universe `0..=max`, 1 for
+/// none), then converts for free.
+impl FromIterator<u32> for AtomicBitmap {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        Self::from(iter.into_iter().collect::<Bitmap>())
+    }
+}
+
+/// Inserts every value (the `&self` insert; `&mut self` only because `Extend` asks for it:
+/// extend through a shared reference, `(&bitmap).extend(values)`, from any number of
+/// threads).
+///
+/// # Panics
+/// On a value outside the universe (values before it are inserted), as [`Bitmap`]'s.
+impl Extend<u32> for AtomicBitmap {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        (&*self).extend(iter);
+    }
+}
+
+/// As the owned `Extend`, through a shared reference.
+///
+/// # Panics
+/// On a value outside the universe (values before it are inserted).
+impl Extend<u32> for &AtomicBitmap {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for x in iter {
+            if let Err(e) = self.insert(x) {
+                panic!("AtomicBitmap::extend: {e}");
+            }
+        }
+    }
+}

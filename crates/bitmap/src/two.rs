@@ -558,3 +558,37 @@ impl Extend<u32> for TwoBitmap {
         }
     }
 }
+
+/// Counts the values as [`TwoBitmap`]'s `FromIterator` does (universe `0..=max`, 1 for
+/// none), then converts for free.
+impl FromIterator<u32> for AtomicTwoBitmap {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        Self::from(iter.into_iter().collect::<TwoBitmap>())
+    }
+}
+
+/// Records every value (the `&self` insert; `&mut self` only because `Extend` asks for
+/// it: extend through a shared reference, `(&bitmap).extend(values)`, from any number of
+/// threads).
+///
+/// # Panics
+/// On a value outside the universe (values before it are recorded), as [`TwoBitmap`]'s.
+impl Extend<u32> for AtomicTwoBitmap {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        (&*self).extend(iter);
+    }
+}
+
+/// As the owned `Extend`, through a shared reference.
+///
+/// # Panics
+/// On a value outside the universe (values before it are recorded).
+impl Extend<u32> for &AtomicTwoBitmap {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for x in iter {
+            if let Err(e) = self.insert(x) {
+                panic!("AtomicTwoBitmap::extend: {e}");
+            }
+        }
+    }
+}

@@ -27,3 +27,41 @@ fn two_bitmap_len_counts_distinct_values() {
     t.clear();
     assert_eq!((t.len(), t.is_empty()), (0, true));
 }
+
+/// `FromIterator` on the atomic bitmaps equals the plain ones'; `Extend` works owned and
+/// through `&bitmap` from several threads.
+#[test]
+fn atomic_bitmaps_collect_and_extend() {
+    use bloomforge_bitmap::{AtomicBitmap, Bitmap, Seen};
+    let values: Vec<u32> = (0..10_000u32).map(|i| (i * 7919) % 5000).collect();
+    let a: AtomicBitmap = values.iter().copied().collect();
+    let plain: Bitmap = values.iter().copied().collect();
+    assert_eq!(a.universe(), plain.universe());
+    assert!(a.into_bitmap() == plain);
+    let t: AtomicTwoBitmap = values.iter().copied().collect();
+    let plain: TwoBitmap = values.iter().copied().collect();
+    assert!(t.into_two_bitmap() == plain);
+
+    let mut a = AtomicBitmap::new(5000).unwrap();
+    let mut t = AtomicTwoBitmap::new(5000).unwrap();
+    a.extend(values[..1000].iter().copied());
+    t.extend(values[..1000].iter().copied());
+    std::thread::scope(|s| {
+        for chunk in values[1000..].chunks(3000) {
+            let (a, t) = (&a, &t);
+            s.spawn(move || {
+                let (mut a, mut t) = (a, t);
+                a.extend(chunk.iter().copied());
+                t.extend(chunk.iter().copied());
+            });
+        }
+    });
+    assert_eq!(a.len(), 5000);
+    assert_eq!(t.len(), 5000);
+    assert!((0..5000u32).all(|x| t.seen(x) == Seen::Many));
+    let caught = std::panic::catch_unwind(|| {
+        let mut a = AtomicBitmap::new(10).unwrap();
+        a.extend([1u32, 10]);
+    });
+    assert!(caught.is_err(), "a value outside the universe panics");
+}

@@ -34,3 +34,47 @@ fn atomic_filters_have_is_empty() {
     a.clear();
     assert!(a.is_empty() && a.estimated_len() == 0.0);
 }
+
+/// `FromIterator` on the atomic filters equals the plain filter's (same sizing, same
+/// bits); `Extend` works owned and through `&filter` from several threads.
+#[test]
+fn atomic_filters_collect_and_extend() {
+    let keys: Vec<u64> = (0..5000u64).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+
+    let a: AtomicBlockedBloomFilter = keys.iter().collect();
+    let plain: BlockedBloomFilter = keys.iter().collect();
+    assert!(a.snapshot() == plain);
+    let s: AtomicSplitBlockBloomFilter = keys.iter().collect();
+    let plain: SplitBlockBloomFilter = keys.iter().collect();
+    assert!(s.snapshot() == plain);
+    let t: AtomicStandardBloomFilter = keys.iter().collect();
+    let plain: StandardBloomFilter = keys.iter().collect();
+    assert!(t.snapshot() == plain);
+    assert!(keys
+        .iter()
+        .all(|k| a.contains(k) && s.contains(k) && t.contains(k)));
+
+    let mut a = AtomicBlockedBloomFilter::new(10_000, 0.01).unwrap();
+    let mut s = AtomicSplitBlockBloomFilter::new(10_000, 0.01).unwrap();
+    let mut t = AtomicStandardBloomFilter::new(10_000, 0.01).unwrap();
+    a.extend(&keys[..100]);
+    s.extend(&keys[..100]);
+    t.extend(&keys[..100]);
+    std::thread::scope(|scope| {
+        for chunk in keys[100..].chunks(1300) {
+            let (a, s, t) = (&a, &s, &t);
+            scope.spawn(move || {
+                let (mut a, mut s, mut t) = (a, s, t);
+                a.extend(chunk);
+                s.extend(chunk);
+                t.extend(chunk);
+            });
+        }
+    });
+    assert!(keys
+        .iter()
+        .all(|k| a.contains(k) && s.contains(k) && t.contains(k)));
+    let mut seq = BlockedBloomFilter::new(10_000, 0.01).unwrap();
+    seq.extend(&keys);
+    assert!(a.into_inner() == seq, "concurrent extend lost no bit");
+}

@@ -577,6 +577,33 @@ impl<S: fmt::Debug> fmt::Debug for AtomicCountingBloomFilter<S> {
     }
 }
 
+/// Inserts every key (the `&self` insert; `&mut self` only because `Extend` asks for it:
+/// extend through a shared reference, `(&filter).extend(keys)`, from any number of
+/// threads).
+impl<T: Hash, S: BuildHasher> Extend<T> for AtomicCountingBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        (&*self).extend(iter);
+    }
+}
+
+/// Inserts every key through the shared reference, so threads holding `&filter` can each
+/// extend it.
+impl<T: Hash, S: BuildHasher> Extend<T> for &AtomicCountingBloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for key in iter {
+            self.insert(&key);
+        }
+    }
+}
+
+/// Collects keys as [`CountingBloomFilter`]'s `FromIterator` does (blocked layout, sized
+/// for their number at 1 % false positives, default hasher), then converts for free.
+impl<T: Hash> FromIterator<T> for AtomicCountingBloomFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Self::from(iter.into_iter().collect::<CountingBloomFilter>())
+    }
+}
+
 impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for AtomicCountingBloomFilter<S> {
     type InsertError = core::convert::Infallible;
     fn insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {

@@ -40,3 +40,29 @@ fn atomic_is_empty_means_no_counter_set() {
     f.remove(&1u64).unwrap();
     assert!(f.is_empty() && f.estimated_len() == 0.0);
 }
+
+/// `FromIterator` on the atomic filter equals the plain filter's counters; `Extend` works
+/// owned and through `&filter` from several threads.
+#[test]
+fn atomic_collects_and_extends() {
+    let keys: Vec<u64> = (0..3000u64).map(|i| i % 1000).collect();
+    let a: AtomicCountingBloomFilter = keys.iter().collect();
+    let plain: CountingBloomFilter = keys.iter().collect();
+    assert!(a.snapshot() == plain);
+    assert_eq!(a.count(&5u64).get(), 3);
+
+    let mut a = AtomicCountingBloomFilter::new(5000, 0.01).unwrap();
+    a.extend(&keys[..600]);
+    std::thread::scope(|s| {
+        for chunk in keys[600..].chunks(800) {
+            let a = &a;
+            s.spawn(move || {
+                let mut a = a;
+                a.extend(chunk);
+            });
+        }
+    });
+    let mut seq = CountingBloomFilter::new(5000, 0.01).unwrap();
+    seq.extend(&keys);
+    assert!(a.into_inner() == seq, "concurrent extend lost no increment");
+}

@@ -155,6 +155,18 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
         self.remove_hash(self.hasher.hash_one(key))
     }
 
+    /// Inserts the keys of `iter` in order through `&self` and stops at the first that
+    /// does not fit: the keys before it stay inserted, that key and the rest are not.
+    ///
+    /// # Errors
+    /// [`CuckooError::Full`] from the first failing insert.
+    pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&self, iter: I) -> Result<()> {
+        for key in iter {
+            self.insert(&key)?;
+        }
+        Ok(())
+    }
+
     /// Fingerprints stored in all shards (a snapshot: shards are read one after another).
     pub fn len(&self) -> u64 {
         (0..self.shards.len()).map(|i| self.read(i).len()).sum()
@@ -192,6 +204,59 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
             .into_iter()
             .map(|l| l.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
+    }
+}
+
+/// Inserts every key as [`insert`](ConcurrentCuckooFilter::insert) does (a repeated key
+/// is stored again). **Panics** if a shard fills up, as [`CuckooFilter`]'s `Extend` does;
+/// use [`try_extend`](ConcurrentCuckooFilter::try_extend) to get the error instead. The
+/// inserts take `&self`: `(&filter).extend(keys)` works from any number of threads.
+impl<T: Hash, F: Fingerprint, S: BuildHasher + Clone> Extend<T> for ConcurrentCuckooFilter<F, S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        (&*self).extend(iter);
+    }
+}
+
+/// As the owned `Extend`, through a shared reference.
+impl<T: Hash, F: Fingerprint, S: BuildHasher + Clone> Extend<T> for &ConcurrentCuckooFilter<F, S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        if let Err(e) = self.try_extend(iter) {
+            panic!("ConcurrentCuckooFilter::extend: {e}; use try_extend to handle a full filter");
+        }
+    }
+}
+
+/// Rebuilds a [`FromIterator`] filter with a quarter more room at most this many times.
+const FROM_ITER_MAX_GROWTHS: u32 = 16;
+
+/// Collects the keys as a **set**, as [`CuckooFilter`]'s `FromIterator` does (a repeated
+/// key is stored once, keys deduplicated by their 64-bit hash), into shards built by
+/// [`ConcurrentCuckooFilter::new`]'s defaults (12-bit fingerprints, 4-slot buckets,
+/// default hasher) for the number of distinct keys. If a shard overflows it rebuilds with
+/// a quarter more room, at most 16 times. **Panics** with
+/// "ConcurrentCuckooFilter::from_iter: ..." if the filter cannot be allocated or the keys
+/// still do not fit; use [`ConcurrentCuckooFilter::builder`] and
+/// [`try_extend`](ConcurrentCuckooFilter::try_extend) to get errors instead.
+impl<T: Hash> FromIterator<T> for ConcurrentCuckooFilter {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let hasher = CuckooFilter::builder().build_hasher();
+        let mut hashes: Vec<u64> = iter.into_iter().map(|k| hasher.hash_one(&k)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut items = (hashes.len() as u64).max(1);
+        for _ in 0..=FROM_ITER_MAX_GROWTHS {
+            let f = Self::from_builder(CuckooFilter::builder(), items)
+                .unwrap_or_else(|e| panic!("ConcurrentCuckooFilter::from_iter: {e}"));
+            if hashes.iter().all(|&h| f.insert_hash(h).is_ok()) {
+                return f;
+            }
+            items += items.div_ceil(4);
+        }
+        panic!(
+            "ConcurrentCuckooFilter::from_iter: {} distinct keys did not fit after \
+             {FROM_ITER_MAX_GROWTHS} rebuilds with more room",
+            hashes.len()
+        );
     }
 }
 

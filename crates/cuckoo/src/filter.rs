@@ -760,10 +760,8 @@ const FROM_ITER_MAX_GROWTHS: u32 = 16;
 impl<T: Hash> FromIterator<T> for CuckooFilter {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let builder = CuckooFilter::builder();
-        let mut hashes: Vec<u64> = iter
-            .into_iter()
-            .map(|k| builder.hasher.hash_one(&k))
-            .collect();
+        let hasher = builder.build_hasher();
+        let mut hashes: Vec<u64> = iter.into_iter().map(|k| hasher.hash_one(&k)).collect();
         hashes.sort_unstable();
         hashes.dedup();
         let mut items = (hashes.len() as u64).max(1);
@@ -868,6 +866,14 @@ impl<F: Fingerprint> CuckooBuilder<F, DefaultHasher> {
 }
 
 impl<F: Fingerprint, S: BuildHasher> CuckooBuilder<F, S> {
+    /// The hasher the filter will use (a clone).
+    pub(crate) fn build_hasher(&self) -> S
+    where
+        S: Clone,
+    {
+        self.hasher.clone()
+    }
+
     /// Keys the filter must hold (required, at least 1).
     pub fn expected_items(mut self, n: u64) -> Self {
         self.expected_items = n;

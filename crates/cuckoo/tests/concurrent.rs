@@ -49,3 +49,35 @@ fn send_sync() {
     is::<ConcurrentCuckooFilter>();
     is::<CuckooFilter>();
 }
+
+/// `FromIterator` collects a set (heavy duplicates terminate), `Extend` works owned and
+/// through `&filter` from several threads, and `try_extend` reports a full shard.
+#[test]
+fn collect_and_extend() {
+    let keys: Vec<u64> = (0..20_000u64).map(|i| i % 5000).collect();
+    let f: ConcurrentCuckooFilter = keys.iter().collect();
+    assert_eq!(f.len(), 5000);
+    assert!(keys.iter().all(|k| f.contains(k)));
+    let f: ConcurrentCuckooFilter = std::iter::repeat_n(9u64, 1000).collect();
+    assert_eq!(f.len(), 1);
+
+    let mut f = ConcurrentCuckooFilter::new(50_000, 0.01).unwrap();
+    f.extend(0..1000u64);
+    std::thread::scope(|s| {
+        for t in 1..4u64 {
+            let f = &f;
+            s.spawn(move || {
+                let mut f = f;
+                f.extend(t * 10_000..t * 10_000 + 1000);
+            });
+        }
+    });
+    assert_eq!(f.len(), 4000);
+    assert!((1..4u64).all(|t| (t * 10_000..t * 10_000 + 1000).all(|k| f.contains(&k))));
+
+    let small = ConcurrentCuckooFilter::new(10, 0.01).unwrap();
+    let err = small
+        .try_extend(std::iter::repeat_n(1u64, 100))
+        .unwrap_err();
+    assert!(matches!(err, bloomforge_cuckoo::CuckooError::Full { .. }));
+}
