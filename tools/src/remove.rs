@@ -19,7 +19,9 @@ use std::path::PathBuf;
 /// summary (a d-left key then stays present for good; a counting-filter key stays while
 /// any of its other counters is above zero). Remove only keys
 /// that were inserted: removing a false positive decrements other keys' counters.
-/// The summary line on stderr counts the three outcomes apart.
+/// The summary line on stderr counts the three outcomes apart: "removed N of T keys,
+/// saturated S (...), not present M (skipped)", where N counts only the keys whose
+/// counters all went down (N + S + M = T).
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  bloomforge remove users.bloom deleted.txt\n  \
@@ -70,7 +72,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
             {
                 Some(RemoveOutcome::Removed) => removed += 1,
                 Some(RemoveOutcome::Saturated) => {
-                    removed += 1;
+                    // Not counted as removed: its saturated counter did not move.
                     stuck += 1;
                     eprintln!(
                         "{name}:{line}: a saturated counter was left as is, the key may stay \
@@ -101,8 +103,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
     };
     note!(
-        "removed {removed} of {total} keys ({missing} not present, {stuck} with a saturated \
-         counter that may keep them present) -> {}",
+        "removed {removed} of {total} keys, saturated {stuck} (a saturated counter left \
+         unchanged: the key may stay present), not present {missing} (skipped) -> {}",
         out.display()
     );
     Ok(())
