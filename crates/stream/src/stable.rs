@@ -33,23 +33,35 @@ const fn low_bits(d: u32) -> u64 {
     m
 }
 
-/// Bit 0 of every field of `w` whose value is non-zero (fields of `D` bits).
+/// Bit 0 of every field of `w` whose value is non-zero (fields of `D` bits), in five
+/// word operations whatever `D`: adding `2^(D-1) - 1` to a field's low `D - 1` bits
+/// carries into its top bit exactly when they are non-zero, and never out of the field;
+/// or-ing the field's own top bit in gives "non-zero" in the top bit, shifted down.
+/// (`D = 1`: the mask of low bits is empty and every bit is its own field.)
 #[inline(always)]
 fn nonzero_lows<const D: u32>(w: u64) -> u64 {
-    let mut x = w;
-    let mut s = 1;
-    while s < D {
-        x |= w >> s;
-        s += 1;
-    }
-    x & low_bits(D)
+    let (rest, high) = (Fields::<D>::REST, Fields::<D>::HIGH);
+    ((((w & rest).wrapping_add(rest)) | w) & high) >> (D - 1)
+}
+
+/// The masks of fields of `D` bits, computed at compile time.
+struct Fields<const D: u32>;
+
+impl<const D: u32> Fields<D> {
+    /// [`low_bits`]`(D)`.
+    const LOW: u64 = low_bits(D);
+    /// The `D - 1` low bits of every whole field.
+    const REST: u64 = Self::LOW * ((1 << (D - 1)) - 1);
+    /// The top bit of every whole field.
+    const HIGH: u64 = Self::LOW << (D - 1);
 }
 
 /// Decrements (floor 0) the fields of `w` whose low bits are in `lows`.
 #[inline(always)]
 fn dec_word<const D: u32>(w: u64, lows: u64) -> u64 {
-    // Subtracting 1 from a non-zero field never borrows from the next one.
-    w - (nonzero_lows::<D>(w) & lows)
+    // Subtracting 1 from a non-zero field never borrows from the next one (wrapping
+    // arithmetic: no overflow check in the loop, which the compiler then vectorises).
+    w.wrapping_sub(nonzero_lows::<D>(w) & lows)
 }
 
 /// Decrements every field of whole words: one subtraction per 64 / d cells (SWAR), a
@@ -66,8 +78,8 @@ fn dec_range<const D: u32>(words: &mut [u64], lo: u64, hi: u64) {
     let (w0, f0) = ((lo / cpw) as usize, (lo % cpw) as u32);
     let (w1, f1) = ((hi / cpw) as usize, (hi % cpw) as u32);
     // Low bits of fields f.. of a word, and of fields ..f.
-    let from = |f: u32| low_bits(D) & (u64::MAX << (f * D));
-    let below = |f: u32| low_bits(D) & !(u64::MAX << (f * D));
+    let from = |f: u32| Fields::<D>::LOW & (u64::MAX << (f * D));
+    let below = |f: u32| Fields::<D>::LOW & !(u64::MAX << (f * D));
     if w0 == w1 {
         words[w0] = dec_word::<D>(words[w0], from(f0) & below(f1));
         return;
@@ -873,6 +885,44 @@ impl<T: Hash + ?Sized, S: BuildHasher> bloomforge_core::Filter<T> for StableBloo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The five-operation non-zero test against field-by-field arithmetic, every width,
+    /// random words (spare top bits zero, as in a filter) and the extreme values.
+    #[test]
+    fn nonzero_lows_matches_fields() {
+        fn check<const D: u32>() {
+            let fields = 64 / D;
+            let used = if fields * D == 64 {
+                u64::MAX
+            } else {
+                (1u64 << (fields * D)) - 1
+            };
+            let mut x = 99u64;
+            for i in 0..20_000u64 {
+                x = mix64(x.wrapping_add(i));
+                // Mostly zero fields too: keep each field with probability about 1/2.
+                let keep = mix64(x ^ 0x55) & low_bits(D);
+                let w = match i {
+                    0 => 0,
+                    1 => used,
+                    2 => low_bits(D),
+                    _ => x & used & (keep * ((1 << D) - 1)),
+                };
+                let want = (0..fields).fold(0u64, |acc, f| {
+                    acc | (u64::from((w >> (f * D)) & ((1 << D) - 1) != 0) << (f * D))
+                });
+                assert_eq!(nonzero_lows::<D>(w), want, "d={D} w={w:#x}");
+            }
+        }
+        check::<1>();
+        check::<2>();
+        check::<3>();
+        check::<4>();
+        check::<5>();
+        check::<6>();
+        check::<7>();
+        check::<8>();
+    }
 
     /// The SWAR decrement against cell-by-cell arithmetic, every width, ranges crossing
     /// words.
