@@ -1,7 +1,8 @@
 //! Temporary files and directories are removed on success, on error (their owners
 //! remove them on drop) and on interruption: the handler installed by [`install`] runs on
 //! SIGINT (Ctrl-C), SIGTERM and SIGHUP (the `ctrlc` crate's `termination` feature),
-//! removes every registered path, then exits with status 130 whichever signal it was.
+//! removes every registered path, then exits with status 130 whichever signal it was
+//! (signals ignored at start, such as SIGHUP under `nohup`, stay ignored).
 //! Once it has started, `main` does not exit by itself ([`wait_if_interrupted`]): an
 //! interrupted run always ends with status 130, never with an error caused by the
 //! removal of its own temporary files.
@@ -18,8 +19,16 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The exit status of an interrupted run (128 + SIGINT, as a shell reports Ctrl-C).
 pub(crate) const INTERRUPTED_STATUS: i32 = 130;
 
-/// Installs the handler for SIGINT, SIGTERM and SIGHUP. Called once by `main`.
+/// Installs the handler for SIGINT, SIGTERM and SIGHUP. Called once by `main`. A signal
+/// that was ignored when the process started stays ignored (as GNU `sort` does): under
+/// `nohup` a hangup does not stop the run, and a background job of a non-interactive
+/// shell (SIGINT ignored) is not interrupted by the terminal's Ctrl-C.
 pub(crate) fn install() {
+    #[cfg(unix)]
+    let ignored: Vec<libc::c_int> = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP]
+        .into_iter()
+        .filter(|&s| is_ignored(s))
+        .collect();
     // An error means a handler is already installed (not by this tool): keep it.
     let _ = ctrlc::set_handler(|| {
         INTERRUPTED.store(true, Ordering::SeqCst);
@@ -33,6 +42,25 @@ pub(crate) fn install() {
         eprintln!("bloomforge: interrupted; temporary files removed");
         std::process::exit(INTERRUPTED_STATUS);
     });
+    #[cfg(unix)]
+    for s in ignored {
+        // SAFETY: `signal` with `SIG_IGN` installs no code of ours; it only sets the
+        // disposition `ctrlc` replaced back to "ignore".
+        unsafe {
+            libc::signal(s, libc::SIG_IGN);
+        }
+    }
+}
+
+/// Whether signal `sig` is ignored (`SIG_IGN`), e.g. SIGHUP under `nohup`.
+#[cfg(unix)]
+fn is_ignored(sig: libc::c_int) -> bool {
+    // SAFETY: a zeroed `sigaction` is a valid out-parameter; a null new action only
+    // queries the current disposition.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Removes a file or a directory tree. The command's threads keep running while the

@@ -996,3 +996,52 @@ fn build_with_duplicates_at_the_expected_distinct_count_does_not_warn() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn common_exact_keeps_a_signal_ignored_at_start_ignored() {
+    // Under `nohup` (SIGHUP ignored when the process starts) a hangup must not stop the
+    // run: SIGHUP is handled like SIGINT only when it was not ignored.
+    use std::io::Read;
+    let d = dir("nohup");
+    let (a, b) = all_common(&d, 150_000);
+    let temp = d.join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' HUP; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_bloomforge"))
+        .args([os("common"), os("--exact"), os("--memory"), os("256K")])
+        .arg("--temp-dir")
+        .arg(&temp)
+        .arg(&a)
+        .arg(&b)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut got = vec![0u8; 4096];
+    let n = stdout.read(&mut got).unwrap();
+    assert!(n > 0, "no output before the signal");
+    got.truncate(n);
+    // Pass 3 is under way and blocked on stdout: a handled SIGHUP would end it with 130.
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -s HUP {}", child.id()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    stdout.read_to_end(&mut got).unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(lines_of(&got).len(), 150_000, "the whole answer");
+    assert!(names(&temp).is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
