@@ -596,6 +596,11 @@ impl core::fmt::Debug for AtomicBitmap {
 impl AtomicBitmap {
     /// An empty set over `0..universe` (`1..=2^32`), lazily zero-filled.
     ///
+    /// The atomic bitmaps have no builder (docs/conventions.md): the universe is their
+    /// only parameter (no hasher, no false-positive rate, no backend to choose), so
+    /// `new(universe)` is the whole construction; `AtomicBitmap::from(Bitmap::builder()
+    /// ...build()?)` converts a built bitmap for free.
+    ///
     /// # Errors
     /// [`BitmapError::InvalidUniverse`] or `Core(AllocationFailed)`.
     pub fn new(universe: u64) -> Result<Self> {

@@ -53,7 +53,7 @@ mod two;
 
 pub use bitmap::{AtomicBitmap, AtomicIter, Bitmap, BitmapBuilder, BitmapView, Iter};
 pub use bloomforge_core::Backend;
-pub use two::{AtomicTwoBitmap, IterState, Seen, TwoBitmap, TwoBitmapView};
+pub use two::{AtomicTwoBitmap, IterState, Seen, TwoBitmap, TwoBitmapBuilder, TwoBitmapView};
 
 use bloomforge_core::format::{self, FilterKind};
 use bloomforge_core::DefaultHasher;

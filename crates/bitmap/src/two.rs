@@ -70,6 +70,41 @@ impl PartialEq for TwoBitmap {
 
 impl Eq for TwoBitmap {}
 
+/// Builder of a [`TwoBitmap`]: `TwoBitmap::builder().universe(n).build()`.
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct TwoBitmapBuilder {
+    universe: u64,
+    backend: Option<Backend>,
+}
+
+impl TwoBitmapBuilder {
+    /// The universe `0..n` (default 2^32, every `u32`: 1 GiB, lazily zero-filled).
+    pub fn universe(mut self, n: u64) -> Self {
+        self.universe = n;
+        self
+    }
+
+    /// The SIMD backend for the counts and merges (default: [`Backend::detect`]).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// Builds the empty 2-bitmap.
+    ///
+    /// # Errors
+    /// [`BitmapError::InvalidUniverse`], [`BitmapError::BackendUnavailable`], or
+    /// `Core(AllocationFailed)`.
+    pub fn build(self) -> Result<TwoBitmap> {
+        let mut t = TwoBitmap::new(self.universe)?;
+        if let Some(backend) = self.backend {
+            t.set_backend(backend)?;
+        }
+        Ok(t)
+    }
+}
+
 /// Values of one state of a [`TwoBitmap`], ascending.
 pub type IterState<'a> = Iter<'a>;
 
@@ -93,6 +128,21 @@ impl TwoBitmap {
     /// `Core(AllocationFailed)`.
     pub fn full_u32() -> Result<Self> {
         Self::new(MAX_UNIVERSE)
+    }
+
+    /// A builder (universe and backend), as [`Bitmap::builder`](crate::Bitmap::builder):
+    ///
+    /// ```
+    /// use bloomforge_bitmap::{Backend, TwoBitmap};
+    /// let t = TwoBitmap::builder().universe(1000).backend(Backend::Scalar).build()?;
+    /// assert_eq!(t, TwoBitmap::new(1000)?);
+    /// # Ok::<(), bloomforge_bitmap::BitmapError>(())
+    /// ```
+    pub fn builder() -> TwoBitmapBuilder {
+        TwoBitmapBuilder {
+            universe: MAX_UNIVERSE,
+            backend: None,
+        }
     }
 
     /// The universe.
@@ -401,6 +451,10 @@ impl core::fmt::Debug for AtomicTwoBitmap {
 
 impl AtomicTwoBitmap {
     /// An empty atomic 2-bitmap over `0..universe` (`1..=2^32`), lazily zero-filled.
+    ///
+    /// No builder, as for [`AtomicBitmap`](crate::AtomicBitmap): the universe is the only
+    /// parameter; `AtomicTwoBitmap::from(TwoBitmap::builder()...build()?)` converts for
+    /// free.
     ///
     /// # Errors
     /// [`BitmapError::InvalidUniverse`] or `Core(AllocationFailed)`.

@@ -65,3 +65,28 @@ fn atomic_bitmaps_collect_and_extend() {
     });
     assert!(caught.is_err(), "a value outside the universe panics");
 }
+
+/// `TwoBitmap::builder()` mirrors `Bitmap::builder()` (universe, backend).
+#[test]
+fn two_bitmap_builder() {
+    use bloomforge_bitmap::{Backend, BitmapError};
+    let t = TwoBitmap::builder()
+        .universe(100)
+        .backend(Backend::Scalar)
+        .build()
+        .unwrap();
+    assert_eq!(t.universe(), 100);
+    assert!(t == TwoBitmap::new(100).unwrap());
+    assert!(matches!(
+        TwoBitmap::builder().universe(0).build(),
+        Err(BitmapError::InvalidUniverse(0))
+    ));
+    assert_eq!(
+        TwoBitmap::builder()
+            .universe(64)
+            .build()
+            .unwrap()
+            .universe(),
+        64
+    );
+}

@@ -73,6 +73,7 @@ pub struct CountingBloomFilter<S = DefaultHasher> {
 }
 
 /// Builder kind for [`CountingBloomFilter`] with the [`CounterLayout::Standard`] layout:
+/// `CountingBloomFilter::standard_builder().expected_items(n).false_pos(p).build()?` or
 /// `CountingBloomFilter::standard_with_false_pos(p).expected_items(n)?`. (The blocked
 /// layout's builder kind is [`CountingBloomFilter`] itself.)
 #[derive(Clone, Copy, Debug)]
@@ -108,6 +109,29 @@ impl CountingBloomFilter {
     /// whole lines of 128); finish with `.hashes(k)`.
     pub fn with_num_counters(counters: u64) -> NumBitsBuilder<Self> {
         NumBitsBuilder::new(counters)
+    }
+
+    /// The builder of a standard-layout filter (`k` counters anywhere in the table, the
+    /// standard Bloom filter's `m` and `k`), with the same setters as
+    /// [`builder`](Self::builder):
+    /// `CountingBloomFilter::standard_builder().expected_items(n).false_pos(p).seed(s).build()?`.
+    ///
+    /// ```
+    /// use bloomforge_counting::{CounterLayout, CountingBloomFilter};
+    /// let f = CountingBloomFilter::standard_builder()
+    ///     .expected_items(10_000)
+    ///     .false_pos(0.01)
+    ///     .seed(7)
+    ///     .build()?;
+    /// let g = CountingBloomFilter::standard_with_false_pos(0.01)
+    ///     .seed(7)
+    ///     .expected_items(10_000)?;
+    /// assert_eq!(f.layout(), CounterLayout::Standard);
+    /// assert_eq!((f.num_counters(), f.num_hashes()), (g.num_counters(), g.num_hashes()));
+    /// # Ok::<(), bloomforge_counting::CountingError>(())
+    /// ```
+    pub fn standard_builder() -> Builder<StandardCounting> {
+        Builder::new()
     }
 
     /// Starts a builder for a standard-layout filter with target false-positive rate `fp`:

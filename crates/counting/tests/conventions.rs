@@ -66,3 +66,27 @@ fn atomic_collects_and_extends() {
     seq.extend(&keys);
     assert!(a.into_inner() == seq, "concurrent extend lost no increment");
 }
+
+/// The standard layout has a `builder()`-style entry point with the same setters.
+#[test]
+fn standard_layout_builder() {
+    use bloomforge_counting::CounterLayout;
+    let f = CountingBloomFilter::standard_builder()
+        .expected_items(5000)
+        .false_pos(0.01)
+        .seed(3)
+        .build()
+        .unwrap();
+    let g = CountingBloomFilter::standard_with_false_pos(0.01)
+        .seed(3)
+        .expected_items(5000)
+        .unwrap();
+    assert_eq!(f.layout(), CounterLayout::Standard);
+    assert!(f == g);
+    let (m, k) = bloomforge_core::math::std_size(5000, 0.01);
+    assert_eq!((f.num_counters(), f.num_hashes()), (m, k));
+    assert!(CountingBloomFilter::standard_builder()
+        .expected_items(0)
+        .build()
+        .is_err());
+}

@@ -10,7 +10,7 @@
 //! sizing each shard with a margin (the keys do not split evenly).
 
 use crate::error::{CuckooError, Result};
-use crate::filter::CuckooFilter;
+use crate::filter::{CuckooBuilder, CuckooFilter};
 use crate::table::{Fingerprint, Fp12};
 use bloomforge_core::hash::{fast_range64, mix64};
 use bloomforge_core::DefaultHasher;
@@ -67,22 +67,131 @@ impl ConcurrentCuckooFilter {
     /// # Errors
     /// As [`CuckooFilter::new`].
     pub fn new(expected_items: u64, false_pos: f64) -> Result<Self> {
-        Self::from_builder(
-            CuckooFilter::builder()
-                .expected_items(expected_items)
-                .false_pos(false_pos),
-            expected_items,
-        )
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// The builder, with [`CuckooFilter::builder`]'s setters; `expected_items` counts the
+    /// keys of all shards together:
+    ///
+    /// ```
+    /// use bloomforge_cuckoo::{ConcurrentCuckooFilter, Fp16};
+    /// let f = ConcurrentCuckooFilter::builder()
+    ///     .expected_items(100_000)
+    ///     .false_pos(0.0005)
+    ///     .bucket_size(4)
+    ///     .max_kicks(500)
+    ///     .seed(7)
+    ///     .fingerprint::<Fp16>()
+    ///     .build()?;
+    /// f.insert(&"key")?;
+    /// assert!(f.contains(&"key"));
+    /// assert!(f.capacity() >= 100_000);
+    /// # Ok::<(), bloomforge_cuckoo::CuckooError>(())
+    /// ```
+    pub fn builder() -> ConcurrentCuckooBuilder {
+        ConcurrentCuckooBuilder {
+            inner: CuckooFilter::builder(),
+            expected_items: 0,
+        }
+    }
+}
+
+/// Builder of a [`ConcurrentCuckooFilter`]: [`CuckooBuilder`]'s setters, with
+/// `expected_items` the keys of all shards together (each shard is built for its share
+/// with a margin).
+#[must_use]
+#[derive(Clone, Debug)]
+pub struct ConcurrentCuckooBuilder<F: Fingerprint = Fp12, S = DefaultHasher> {
+    inner: CuckooBuilder<F, S>,
+    expected_items: u64,
+}
+
+impl Default for ConcurrentCuckooBuilder {
+    fn default() -> Self {
+        ConcurrentCuckooFilter::builder()
+    }
+}
+
+impl<F: Fingerprint> ConcurrentCuckooBuilder<F, DefaultHasher> {
+    /// The default hasher with this seed (as [`CuckooBuilder::seed`]).
+    pub fn seed(self, seed: u64) -> Self {
+        Self {
+            inner: self.inner.seed(seed),
+            ..self
+        }
+    }
+}
+
+impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooBuilder<F, S> {
+    /// Keys of all shards together (required, at least 1).
+    pub fn expected_items(self, n: u64) -> Self {
+        Self {
+            expected_items: n,
+            ..self
+        }
+    }
+    /// As [`CuckooBuilder::false_pos`].
+    pub fn false_pos(self, p: f64) -> Self {
+        Self {
+            inner: self.inner.false_pos(p),
+            ..self
+        }
+    }
+    /// As [`CuckooBuilder::bucket_size`].
+    pub fn bucket_size(self, b: u32) -> Self {
+        Self {
+            inner: self.inner.bucket_size(b),
+            ..self
+        }
+    }
+    /// As [`CuckooBuilder::max_kicks`].
+    pub fn max_kicks(self, kicks: u32) -> Self {
+        Self {
+            inner: self.inner.max_kicks(kicks),
+            ..self
+        }
+    }
+    /// As [`CuckooBuilder::target_load`].
+    pub fn target_load(self, load: f64) -> Self {
+        Self {
+            inner: self.inner.target_load(load),
+            ..self
+        }
+    }
+    /// As [`CuckooBuilder::hasher`] (one hasher for every shard and the shard choice).
+    pub fn hasher<S2: BuildHasher + Clone>(self, hasher: S2) -> ConcurrentCuckooBuilder<F, S2> {
+        ConcurrentCuckooBuilder {
+            inner: self.inner.hasher(hasher),
+            expected_items: self.expected_items,
+        }
+    }
+    /// As [`CuckooBuilder::fingerprint`].
+    pub fn fingerprint<F2: Fingerprint>(self) -> ConcurrentCuckooBuilder<F2, S> {
+        ConcurrentCuckooBuilder {
+            inner: self.inner.fingerprint::<F2>(),
+            expected_items: self.expected_items,
+        }
+    }
+    /// Validates the parameters and allocates the shards.
+    ///
+    /// # Errors
+    /// As [`CuckooBuilder::build`].
+    pub fn build(self) -> Result<ConcurrentCuckooFilter<F, S>> {
+        ConcurrentCuckooFilter::from_builder(self.inner, self.expected_items)
     }
 }
 
 impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
     /// Shards built by `builder` for `expected_items` keys in all (the builder's own
-    /// `expected_items` is replaced by each shard's share).
+    /// `expected_items` is replaced by each shard's share). [`builder`](ConcurrentCuckooFilter::builder)
+    /// does the same without naming the count twice.
     ///
     /// # Errors
-    /// As [`CuckooBuilder::build`](crate::CuckooBuilder::build).
-    pub fn from_builder(builder: crate::CuckooBuilder<F, S>, expected_items: u64) -> Result<Self> {
+    /// As [`CuckooBuilder::build`].
+    pub fn from_builder(builder: CuckooBuilder<F, S>, expected_items: u64) -> Result<Self> {
         if expected_items == 0 {
             return Err(bloomforge_core::Error::ZeroItems.into());
         }

@@ -59,7 +59,7 @@ pub mod math;
 mod persist;
 mod table;
 
-pub use concurrent::ConcurrentCuckooFilter;
+pub use concurrent::{ConcurrentCuckooBuilder, ConcurrentCuckooFilter};
 pub use error::{CuckooError, Result};
 pub use filter::{CuckooBuilder, CuckooFilter, DEFAULT_MAX_KICKS};
 pub use persist::CuckooFilterView;

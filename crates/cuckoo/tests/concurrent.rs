@@ -81,3 +81,57 @@ fn collect_and_extend() {
         .unwrap_err();
     assert!(matches!(err, bloomforge_cuckoo::CuckooError::Full { .. }));
 }
+
+/// `ConcurrentCuckooFilter::builder()` takes the plain builder's setters and the total key
+/// count once; it answers as `from_builder` with the same parameters, and validates alike.
+#[test]
+fn builder_matches_from_builder() {
+    use bloomforge_cuckoo::{CuckooError, Fp16};
+    let a = ConcurrentCuckooFilter::builder()
+        .expected_items(50_000)
+        .false_pos(0.001)
+        .seed(11)
+        .build()
+        .unwrap();
+    let b = ConcurrentCuckooFilter::from_builder(
+        CuckooFilter::builder().false_pos(0.001).seed(11),
+        50_000,
+    )
+    .unwrap();
+    assert_eq!(
+        (a.num_shards(), a.capacity(), a.memory_bits()),
+        (b.num_shards(), b.capacity(), b.memory_bits())
+    );
+    for k in 0..50_000u64 {
+        a.insert(&k).unwrap();
+        b.insert(&k).unwrap();
+    }
+    assert!((0..200_000u64).all(|k| a.contains(&k) == b.contains(&k)));
+    let c = ConcurrentCuckooFilter::builder()
+        .expected_items(1000)
+        .bucket_size(8)
+        .max_kicks(100)
+        .target_load(0.9)
+        .fingerprint::<Fp16>()
+        .hasher(bloomforge_core::DefaultHasher::with_seed(3))
+        .build()
+        .unwrap();
+    let shards = c.into_shards();
+    assert!(shards
+        .iter()
+        .all(|s| s.fingerprint_bits() == 16 && s.bucket_size() == 8 && s.max_kicks() == 100));
+    assert_eq!(
+        ConcurrentCuckooFilter::builder().build().unwrap_err(),
+        CuckooError::Core(bloomforge_core::Error::ZeroItems)
+    );
+    assert!(matches!(
+        ConcurrentCuckooFilter::builder()
+            .expected_items(10)
+            .bucket_size(3)
+            .build(),
+        Err(CuckooError::InvalidParameter {
+            name: "bucket_size",
+            ..
+        })
+    ));
+}
