@@ -207,7 +207,7 @@ impl DLeftCountingBloomFilter {
     }
 
     /// Starts a builder: explicit parameters (defaults: 4 subtables of 1024 buckets, 8
-    /// cells per bucket, 12-bit remainders, 2-bit counters, seed 0), or
+    /// cells per bucket, 12-bit remainders, 4-bit counters, seed 0), or
     /// `.expected_items(n).false_pos(p)` to size it as [`new`](Self::new) does.
     ///
     /// ```
