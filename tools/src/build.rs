@@ -24,6 +24,7 @@ use crate::error::{CliError, Result};
 use crate::filter::{AnyFilter, DLeftShape, Kind, Sizing, SCALABLE_INITIAL};
 use crate::hll::Hll;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
+use crate::mapped::MappedInput;
 use crate::output::write_filter;
 use crate::progress::{note, Progress};
 use rayon::prelude::*;
@@ -219,11 +220,22 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut keys = 0u64;
     for source in &sources {
         let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);
-        let mut reader = BlockStream::open(source, opts.keep_empty, progress.clone())?;
-        let mut block = Block::default();
-        while reader.next_block(&mut block)? {
-            filter.insert_block(&block, reader.name())?;
-            keys += block.len() as u64;
+        // A regular file is mapped and split, hashed and inserted on every thread; pipes
+        // are read in blocks by a reader thread.
+        if let Some(mut mapped) = MappedInput::open(source, opts.keep_empty, progress.clone())? {
+            let name = mapped.name().to_string();
+            while let Some(window) = mapped.next_window() {
+                let n = filter.insert_window(&window, &name)? as u64;
+                progress.inc_keys(n);
+                keys += n;
+            }
+        } else {
+            let mut reader = BlockStream::open(source, opts.keep_empty, progress.clone())?;
+            let mut block = Block::default();
+            while reader.next_block(&mut block)? {
+                filter.insert_block(&block, reader.name())?;
+                keys += block.len() as u64;
+            }
         }
         progress.finish();
     }

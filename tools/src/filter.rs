@@ -3,10 +3,11 @@
 
 use crate::error::{CliError, Result as CliResult};
 use crate::input::Block;
+use crate::mapped::Window;
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{
-    AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, AtomicStandardBloomFilter,
-    BlockedBloomFilter, RemoveOutcome, SplitBlockBloomFilter, StandardBloomFilter,
+    AtomicStandardBloomFilter, BlockedBloomFilter, RemoveOutcome, SplitBlockBloomFilter,
+    StandardBloomFilter,
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
@@ -249,11 +250,13 @@ impl AnyFilter {
     }
 
     /// Inserts every key of `block`. Keys are hashed in parallel (rayon, `CHUNK` keys a
-    /// task); the plain filters are then filled by their pipelined `insert_hash_batch`,
-    /// or from 4 threads on in parallel through their atomic twin (`fetch_or` per word,
-    /// bit-identical to a sequential build); the counting filter by its pipelined
+    /// task); the blocked and split-block filters are then filled from every thread by
+    /// core's `par_insert_hash_batch` (one range of the filter per thread, no atomics,
+    /// bit-identical to a sequential build, 8 bytes per key of extra memory); the standard
+    /// filter by its pipelined `insert_hash_batch`, or from 4 threads on through its
+    /// atomic twin (`fetch_or` per word); the counting filter by its pipelined
     /// `insert_hash_batch`, the d-left filter key by key (an insert can fail; the error
-    /// names the line). Extra memory: 8 bytes per key of the block.
+    /// names the line). Extra memory: 16 bytes per key of the block.
     ///
     /// `par_insert_batch` is not used: its scatter buffers are up to 1.25x the filter per
     /// call, over the tool's bound of 64 MiB beyond the filter.
@@ -263,39 +266,30 @@ impl AnyFilter {
             .map_err(|(i, e)| CliError::Msg(format!("{name}:{}: {e}", block.line_number(i))))
     }
 
+    /// Inserts every key of a memory-mapped window: split and hashed on every thread
+    /// (`Window::hashes`), then inserted as [`AnyFilter::insert_block`] does. Returns the
+    /// number of keys.
+    pub(crate) fn insert_window(&mut self, window: &Window<'_>, name: &str) -> CliResult<usize> {
+        let hashes = {
+            let filter = &*self;
+            window.hashes(|key| filter.hash(key))
+        };
+        self.insert_hashes(&hashes)
+            .map_err(|(i, e)| CliError::Msg(format!("{name}:{}: {e}", window.line_number(i))))?;
+        Ok(hashes.len())
+    }
+
     /// Inserts keys by their hashes ([`AnyFilter::hash`]), as [`AnyFilter::insert_block`];
     /// a failed d-left insert returns the index of its hash and the error.
     pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) -> Result<(), (usize, String)> {
-        // 100M keys into a 120 MB blocked filter on the 2-core test machine (shared, noisy):
-        // hashing in parallel then one pipelined insert thread, 2.8-4.6 s; two threads of
-        // atomic inserts, 3.8-5.4 s (the reader thread takes part of the second core). The
-        // atomic path is taken from 4 threads on.
+        // The standard filter has no ranges to split (a key's bits span the whole array):
+        // 100M keys into a 120 MB filter on a 2-core machine measured atomic two-thread
+        // inserts slower than one pipelined thread (the reader thread takes part of the
+        // second core), so its atomic path is taken from 4 threads on.
         let parallel = rayon::current_num_threads() >= 4;
         match self {
-            AnyFilter::Blocked(f) if parallel => {
-                let a = AtomicBlockedBloomFilter::from(std::mem::replace(
-                    f,
-                    BlockedBloomFilter::with_num_bits(512)
-                        .hashes(1)
-                        .expect("tiny filter"),
-                ));
-                hashes
-                    .par_chunks(CHUNK)
-                    .for_each(|c| a.insert_hash_batch(c));
-                *f = a.into_inner();
-            }
-            AnyFilter::Split(f) if parallel => {
-                let a = AtomicSplitBlockBloomFilter::from(std::mem::replace(
-                    f,
-                    SplitBlockBloomFilter::with_num_bits(256)
-                        .hashes(8)
-                        .expect("tiny filter"),
-                ));
-                hashes
-                    .par_chunks(CHUNK)
-                    .for_each(|c| a.insert_hash_batch(c));
-                *f = a.into_inner();
-            }
+            AnyFilter::Blocked(f) => f.par_insert_hash_batch(hashes),
+            AnyFilter::Split(f) => f.par_insert_hash_batch(hashes),
             AnyFilter::Standard(f) if parallel => {
                 let a = AtomicStandardBloomFilter::from(std::mem::replace(
                     f,
@@ -308,8 +302,6 @@ impl AnyFilter {
                     .for_each(|c| a.insert_hash_batch(c));
                 *f = a.into_inner();
             }
-            AnyFilter::Blocked(f) => f.insert_hash_batch(hashes),
-            AnyFilter::Split(f) => f.insert_hash_batch(hashes),
             AnyFilter::Standard(f) => f.insert_hash_batch(hashes),
             AnyFilter::Counting(f) => f.insert_hash_batch(hashes),
             AnyFilter::DLeft(f) => {

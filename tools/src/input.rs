@@ -77,13 +77,19 @@ impl Source {
     }
 }
 
-/// A block of lines: `data` and the `(start, end)` byte ranges of its keys.
+/// A block of lines: `data[..filled]` and the `(start, end)` byte ranges of its keys.
 #[derive(Default)]
 pub(crate) struct Block {
+    /// The buffer, kept at its size between blocks so refilling it writes no zeros (a
+    /// `Vec` cleared and resized for every block would memset 8 MiB a block: as many
+    /// bytes again as the input).
     data: Vec<u8>,
+    /// Bytes of `data` that belong to the block.
+    filled: usize,
     spans: Vec<(u32, u32)>,
-    /// Line number (1-based, in the input) of each key, for messages.
-    line_numbers: Vec<u64>,
+    /// Lines of the input before this block (line numbers are derived from it on demand,
+    /// for messages, instead of being stored per key).
+    first_line: u64,
 }
 
 impl Block {
@@ -117,14 +123,15 @@ impl Block {
         &self.data[span.0 as usize..span.1 as usize]
     }
 
-    /// The input line number of key `i`.
+    /// The input line number of key `i` (a scan of the block up to the key: for messages).
     pub(crate) fn line_number(&self, i: usize) -> u64 {
-        self.line_numbers[i]
+        let start = self.spans[i].0 as usize;
+        self.first_line + memchr::memchr_iter(b'\n', &self.data[..start]).count() as u64 + 1
     }
 
     /// Bytes held (data and index).
     pub(crate) fn data_len(&self) -> usize {
-        self.data.len()
+        self.filled
     }
 }
 
@@ -174,18 +181,27 @@ impl LineReader {
     /// then empty). A block may hold no keys only at the end.
     pub(crate) fn next_block(&mut self, block: &mut Block) -> Result<bool> {
         loop {
-            block.data.clear();
             block.spans.clear();
-            block.line_numbers.clear();
-            std::mem::swap(&mut block.data, &mut self.carry);
-            if block.data.is_empty() && self.eof {
+            block.first_line = self.line_no;
+            // The carried bytes go to the front of the buffer; the buffer only grows (its
+            // zeros are written once, not per block).
+            let carried = self.carry.len();
+            let size = BLOCK_BYTES.max(carried);
+            if block.data.len() < size {
+                block.data.resize(size, 0);
+            }
+            block.data[..carried].copy_from_slice(&self.carry);
+            self.carry.clear();
+            let mut filled = carried;
+            block.filled = 0;
+            if filled == 0 && self.eof {
                 return Ok(false);
             }
             // Read until the block is full and holds a line end, or the input ends.
             while !self.eof
-                && (block.data.len() < BLOCK_BYTES || memchr::memchr(b'\n', &block.data).is_none())
+                && (filled < BLOCK_BYTES || memchr::memchr(b'\n', &block.data[..filled]).is_none())
             {
-                let old = block.data.len();
+                let old = filled;
                 // Up to a full block; past it (a line longer than the block), grow by half.
                 let want = if old < BLOCK_BYTES {
                     BLOCK_BYTES - old
@@ -198,36 +214,36 @@ impl LineReader {
                         format!("line {} is longer than 1 GiB", self.line_no + 1),
                     ));
                 }
-                block.data.resize(old + want.min(MAX_LINE + 1 - old), 0);
+                let limit = old + want.min(MAX_LINE + 1 - old);
+                if block.data.len() < limit {
+                    block.data.resize(limit, 0);
+                }
                 let n = loop {
-                    match self.reader.read(&mut block.data[old..]) {
+                    match self.reader.read(&mut block.data[old..limit]) {
                         Ok(n) => break n,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            block.data.truncate(old);
-                            return Err(CliError::at(&self.name, e));
-                        }
+                        Err(e) => return Err(CliError::at(&self.name, e)),
                     }
                 };
-                block.data.truncate(old + n);
+                filled = old + n;
                 self.progress.inc(n as u64);
                 if n == 0 {
                     self.eof = true;
                 }
-                if block.data.len() >= BLOCK_BYTES
-                    && memchr::memrchr(b'\n', &block.data[old..]).is_some()
+                if filled >= BLOCK_BYTES
+                    && memchr::memrchr(b'\n', &block.data[old..filled]).is_some()
                 {
                     break;
                 }
             }
             let end = if self.eof {
-                block.data.len()
+                filled
             } else {
-                memchr::memrchr(b'\n', &block.data).map_or(0, |i| i + 1)
+                memchr::memrchr(b'\n', &block.data[..filled]).map_or(0, |i| i + 1)
             };
             let cut = self.split_lines(block, end);
-            self.carry.extend_from_slice(&block.data[cut..]);
-            block.data.truncate(cut);
+            self.carry.extend_from_slice(&block.data[cut..filled]);
+            block.filled = cut;
             if !block.spans.is_empty() {
                 self.progress.inc_keys(block.spans.len() as u64);
                 return Ok(true);
@@ -254,7 +270,6 @@ impl LineReader {
             self.line_no += 1;
             if e > start || self.keep_empty {
                 block.spans.push((start as u32, e as u32));
-                block.line_numbers.push(self.line_no);
             }
             start = line_end + 1;
         }

@@ -47,6 +47,7 @@ mod gen_urls;
 mod hll;
 mod input;
 mod ints;
+mod mapped;
 mod merge;
 mod output;
 mod progress;
@@ -160,7 +161,23 @@ fn one_line(rendered: &str) -> String {
     text
 }
 
+/// Keeps glibc from handing the per-block buffers (hashes, ~1-2 MiB each, allocated and
+/// freed for every 8 MiB of input) back to the kernel and faulting fresh zero pages for
+/// each block: measured at 100M keys, those were ~175 000 page faults of a `build`.
+/// Allocations under 32 MiB come from the heap, and up to 128 MiB of freed heap is kept
+/// for reuse (bounded by the peak of live buffers, which the memory bounds already count).
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets glibc allocator parameters; it is called before any
+    // thread is started.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -10,7 +10,8 @@ use crate::format::PersistentHasher;
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
 use crate::raw::{
-    par_insert_atomic, par_insert_partitioned, Hashes, Keys, RawAtomicBlocks, RawBlocks,
+    par_insert_atomic, par_insert_hashes_ranged, par_insert_partitioned, Hashes, Keys,
+    RawAtomicBlocks, RawBlocks,
 };
 use crate::{Error, Filter, Result};
 use core::fmt;
@@ -177,6 +178,21 @@ macro_rules! block_filters {
             /// [`Error::LengthMismatch`] unless `hashes.len() == out.len()`.
             pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
                 self.raw.contains_batch(&Hashes(hashes), out)
+            }
+
+            /// Inserts precomputed hashes from all threads of the current rayon pool,
+            /// without atomics and with bounded extra memory: for streaming callers that
+            /// insert batches (say 2^18 hashes) into a filter much larger than a batch.
+            /// The filter is cut into one range of blocks per thread; each thread keeps the
+            /// hashes of its range (a copy: 8 bytes per hash in all) and inserts them with
+            /// the pipelined [`insert_hash_batch`](Self::insert_hash_batch) into its own
+            /// range. Bit-identical to a sequential build. Batches under 8192 hashes and
+            /// one-thread pools insert on the calling thread. For one huge batch of keys,
+            /// [`par_insert_batch`](Self::par_insert_batch) is faster (it inserts from
+            /// cache) but buffers up to ~1.25x the filter.
+            pub fn par_insert_hash_batch(&mut self, hashes: &[u64]) {
+                let (backend, k) = (self.raw.backend, self.raw.k);
+                par_insert_hashes_ranged::<$L>(backend, &mut self.raw.blocks, k, hashes);
             }
 
             /// Inserts `keys` from all threads of the current rayon pool with a partitioned

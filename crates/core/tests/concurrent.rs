@@ -167,3 +167,49 @@ fn partitioned_build_equals_sequential_build() {
         assert!(parallel == sequential, "split-block, {threads} threads");
     }
 }
+
+/// The bounded-memory parallel insert of hashes equals a sequential build for every
+/// thread count (including more threads than blocks) and for batch lengths around its
+/// threshold (8192), on filters whose block count does not divide evenly.
+#[test]
+fn ranged_hash_insert_equals_sequential_build() {
+    use std::hash::BuildHasher;
+    let keys = SplitMix64(91).keys(40_000);
+    for threads in [1usize, 2, 3, 4, 7, 300] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for len in [0usize, 1, 8191, 8192, 8193, 40_000] {
+            for blocks in [1u64, 5, 1001] {
+                let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                let hashes: Vec<u64> = keys[..len]
+                    .iter()
+                    .map(|k| sequential.hasher().hash_one(k))
+                    .collect();
+                sequential.insert_hash_batch(&hashes);
+                let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                pool.install(|| parallel.par_insert_hash_batch(&hashes));
+                assert!(
+                    parallel == sequential,
+                    "blocked, {threads} threads, {len} hashes, {blocks} blocks"
+                );
+                let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                sequential.insert_hash_batch(&hashes);
+                let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                pool.install(|| parallel.par_insert_hash_batch(&hashes));
+                assert!(
+                    parallel == sequential,
+                    "split-block, {threads} threads, {len} hashes, {blocks} blocks"
+                );
+                for &h in &hashes {
+                    assert!(parallel.contains_hash(h));
+                }
+            }
+        }
+    }
+}
