@@ -364,10 +364,11 @@ fn fp_sweep_entries<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
         .iter()
         .copied()
         .filter(|e| {
-            // A growing filter takes a target rate, not a bits-per-key budget.
+            // A growing or a stable filter takes a target rate, not a bits-per-key budget.
             !e.name.ends_with("-atomic")
                 && e.layout != Layout::Exact
                 && e.layout != Layout::Scalable
+                && e.layout != Layout::Stable
         })
         .collect()
 }
