@@ -152,7 +152,11 @@ impl Window<'_> {
     /// Calls `f` on every key of `piece` (whole lines of a window), in order; returns the
     /// number of keys.
     #[inline]
-    pub(crate) fn for_each_key(piece: &[u8], keep_empty: bool, mut f: impl FnMut(&[u8])) -> usize {
+    pub(crate) fn for_each_key<'a>(
+        piece: &'a [u8],
+        keep_empty: bool,
+        mut f: impl FnMut(&'a [u8]),
+    ) -> usize {
         let mut keys = 0;
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', piece)

@@ -9,6 +9,7 @@
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
+use crate::mapped::{MappedInput, Window};
 use crate::progress::{note, Progress};
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{BlockedBloomFilterView, SplitBlockBloomFilterView};
@@ -90,6 +91,67 @@ impl Probe<'_> {
     }
 }
 
+impl Probe<'_> {
+    /// The key's hash, by the filter's own hasher.
+    fn hash(&self, key: &[u8]) -> u64 {
+        match self {
+            Probe::Loaded(f) => f.hash(key),
+            Probe::Blocked(v) => v.hasher().hash_one(key),
+            Probe::Split(v) => v.hasher().hash_one(key),
+        }
+    }
+
+    /// The pipelined batch query of `hashes` into `out` (equal lengths).
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) {
+        let ok = match self {
+            Probe::Loaded(f) => {
+                f.contains_hashes(hashes, out);
+                true
+            }
+            Probe::Blocked(v) => v.contains_hash_batch(hashes, out).is_ok(),
+            Probe::Split(v) => v.contains_hash_batch(hashes, out).is_ok(),
+        };
+        debug_assert!(ok, "equal lengths");
+    }
+}
+
+/// What one piece of a memory-mapped window prints, and its key counts.
+struct PieceOutput {
+    lines: Vec<u8>,
+    keys: u64,
+    present: u64,
+}
+
+/// Queries the keys of `piece` (whole lines of a window) and formats the lines `args`
+/// shows, in order: the per-thread half of [`run_with`]'s loop for mapped files.
+fn query_piece(args: &Args, probe: &Probe<'_>, piece: &[u8]) -> PieceOutput {
+    let mut keys: Vec<&[u8]> = Vec::with_capacity(piece.len() / 32 + 16);
+    Window::for_each_key(piece, args.key_options.keep_empty, |k| keys.push(k));
+    let hashes: Vec<u64> = keys.iter().map(|k| probe.hash(k)).collect();
+    let mut hits = vec![false; keys.len()];
+    probe.contains_hashes(&hashes, &mut hits);
+    let mut out = PieceOutput {
+        lines: Vec::new(),
+        keys: keys.len() as u64,
+        present: 0,
+    };
+    for (key, &hit) in keys.iter().zip(&hits) {
+        out.present += u64::from(hit);
+        let shown = if args.absent { !hit } else { hit || args.count };
+        if !shown {
+            continue;
+        }
+        out.lines.extend_from_slice(key);
+        if let (true, Probe::Loaded(filter)) = (args.count, probe) {
+            let c = filter.count(key).unwrap_or_default();
+            out.lines.push(b'\t');
+            out.lines.extend_from_slice(c.as_bytes());
+        }
+        out.lines.push(b'\n');
+    }
+    out
+}
+
 /// `contains` of a block's keys through a view, in parallel chunks.
 fn view_block(
     block: &Block,
@@ -167,6 +229,26 @@ fn run_with(
     let werr = |e: std::io::Error| CliError::io("stdout", e);
     for source in sources {
         let progress = Progress::bytes(&format!("querying {}", source.name()), source.size()?);
+        // A regular file is mapped; each window's pieces are hashed, probed and formatted
+        // on every thread, then printed in order.
+        let keep_empty = args.key_options.keep_empty;
+        if let Some(mut mapped) = MappedInput::open(source, keep_empty, progress.clone())? {
+            while let Some(window) = mapped.next_window() {
+                let outputs: Vec<PieceOutput> = window
+                    .pieces(rayon::current_num_threads() * 4)
+                    .into_par_iter()
+                    .map(|piece| query_piece(args, probe, piece))
+                    .collect();
+                for piece in outputs {
+                    total += piece.keys;
+                    present += piece.present;
+                    progress.inc_keys(piece.keys);
+                    out.write_all(&piece.lines).map_err(werr)?;
+                }
+            }
+            progress.finish();
+            continue;
+        }
         let mut reader = BlockStream::open(source, args.key_options.keep_empty, progress.clone())?;
         let mut block = Block::default();
         while reader.next_block(&mut block)? {
