@@ -489,7 +489,8 @@ pub const BLOCKED_SIZING_MAX_K: u32 = 24;
 /// keys, for `i = 0..=imax`), from tables kept for the process per `(block_bits, k)` and
 /// grown on demand: sizing a blocked layout is then a few dot products (the first call
 /// costs milliseconds). Shared by core's 512-bit blocks and the counting crate's
-/// 128-counter lines.
+/// 128-counter lines. Past [`MAX_INNER_LOAD`] the result is `[NaN]`, as for
+/// [`block_inner_fp`].
 pub fn block_inner_fp_cached(block_bits: usize, k: u32, imax: usize) -> Vec<f64> {
     type Tables = Vec<((usize, u32), Vec<f64>)>;
     static TABLES: Mutex<Tables> = Mutex::new(Vec::new());
@@ -503,7 +504,13 @@ pub fn block_inner_fp_cached(block_bits: usize, k: u32, imax: usize) -> Vec<f64>
     };
     let table = &mut tables[at].1;
     if table.len() <= imax {
-        *table = block_inner_fp(block_bits, k, imax + imax / 2, ProbeModel::Replace, 1);
+        let grown = block_inner_fp(block_bits, k, imax + imax / 2, ProbeModel::Replace, 1);
+        if grown.len() <= imax {
+            // Loads past MAX_INNER_LOAD (absurdly few bits per key): `block_inner_fp`'s
+            // `[NaN]`, so the mixture is NaN, as documented; the cache keeps its table.
+            return grown;
+        }
+        *table = grown;
     }
     table[..=imax].to_vec()
 }
@@ -634,6 +641,17 @@ pub fn split_block_fp_exact_load(m: u64, n: u64, s: u32, w: u32) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// A few thousandths of a bit per key put ~500 000 keys in a block: past the exact
+    /// model's range, so the cached sizing answers NaN (it used to index past its table
+    /// and panic: `bloomforge build --bits-per-key 0.001`).
+    #[test]
+    fn cached_blocked_fp_past_the_load_limit_is_nan() {
+        assert!(blocked_fp_cached(0.001, 512, 6).is_nan());
+        assert!(block_inner_fp_cached(512, 6, MAX_INNER_LOAD + 1)[0].is_nan());
+        // The cache still serves ordinary sizes afterwards.
+        assert!((blocked_fp_cached(10.0, 512, 6) - 0.01).abs() < 0.005);
+    }
     use super::*;
 
     #[test]
