@@ -319,3 +319,41 @@ fn batch_insert_equals_one_by_one() {
     }
     assert!(a.num_slices() >= 8);
 }
+
+/// The batch query (slice by slice, newest first, on the keys still undecided) answers
+/// exactly as single queries: members spread over every slice, non-members (some of them
+/// false positives of old slices, some of the newest), a repeated key, an empty batch, and
+/// a length mismatch that leaves `out` untouched.
+#[test]
+fn batch_query_equals_single_queries() {
+    use std::hash::BuildHasher;
+    let mut f = ScalableBloomFilter::builder()
+        .expected_items(64)
+        .false_pos(0.2)
+        .seed(21)
+        .build()
+        .unwrap();
+    let members: Vec<u64> = (0..60_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9))
+        .collect();
+    f.insert_batch(&members).unwrap();
+    assert!(f.num_slices() >= 10);
+    let mut keys: Vec<u64> = members.iter().step_by(7).copied().collect();
+    keys.extend((0..40_000u64).map(|i| (1 << 40) + i));
+    keys.push(members[0]);
+    keys.push(members[0]);
+    let mut out = vec![false; keys.len()];
+    f.contains_batch(&keys, &mut out).unwrap();
+    let single: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+    assert_eq!(out, single);
+    let positives = out.iter().filter(|&&b| b).count();
+    assert!(positives > members.len() / 7 && positives < keys.len());
+    let hashes: Vec<u64> = keys.iter().map(|k| f.hasher().hash_one(k)).collect();
+    let mut by_hash = vec![false; keys.len()];
+    f.contains_hash_batch(&hashes, &mut by_hash).unwrap();
+    assert_eq!(by_hash, single);
+    f.contains_batch::<u64>(&[], &mut []).unwrap();
+    let mut short = vec![true; 3];
+    assert!(f.contains_batch(&keys[..4], &mut short).is_err());
+    assert_eq!(short, vec![true; 3]);
+}
