@@ -6,12 +6,15 @@
 //! - Empty lines (after stripping) are not keys, unless `--keep-empty`.
 //! - The last line needs no terminator.
 //!
-//! Memory: regular files and pipes alike are read with `read(2)` into a block buffer of
+//! `build` and `query` read regular files through [`crate::mapped`] instead (memory-mapped
+//! windows, split on every thread); this reader serves pipes, stdin and the other commands.
+//!
+//! Memory: inputs are read with `read(2)` into a block buffer of
 //! [`BLOCK_BYTES`] (plus the longest line, which must fit whole), cut at the last line
 //! end; a block holds at most [`BLOCK_LINES`] lines. So a block costs at most
 //! `BLOCK_BYTES + longest line + BLOCK_LINES * 16` bytes (~12 MiB for lines under 4 MiB),
-//! whatever the input's size: nothing is memory-mapped, so the page cache pages of the
-//! input are never counted in the process's resident memory.
+//! whatever the input's size: nothing is mapped, so the page cache pages of the input are
+//! never counted in the process's resident memory.
 //!
 //! Other commands reuse it: `LineReader::open(&source, keep_empty, progress)`, then either
 //! `next_block` (a block of lines to process in parallel) or `for_each_line`.

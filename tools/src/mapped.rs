@@ -10,7 +10,9 @@
 //! Memory: the pages of a window count in the resident set while it is processed; once a
 //! window is done its whole pages are released (`madvise(MADV_DONTNEED)`: the mapping is
 //! read-only, so a later access would re-read the file, never see other bytes), so at most
-//! one window (8 MiB, or the longest line) of the input is resident at a time.
+//! one window (8 MiB, or the longest line) of the input is resident at a time. Windows
+//! are sized from the previous one's bytes per key to hold about 2^18 keys (64 KiB to
+//! 8 MiB; the first 1 MiB), which bounds the per-key buffers of their users too.
 //!
 //! The key policy is [`crate::input`]'s: a key is a line without its `\n` and one `\r`
 //! before it (or at the very end of the file); empty keys are skipped unless `keep_empty`.
@@ -20,8 +22,17 @@ use crate::input::Source;
 use crate::progress::Progress;
 use rayon::prelude::*;
 
-/// Bytes of the file handled per window (then released).
+/// Most bytes of the file handled per window (then released).
 pub(crate) const WINDOW_BYTES: usize = 8 << 20;
+
+/// The first window's size, and the least a window shrinks to.
+const FIRST_WINDOW_BYTES: usize = 1 << 20;
+const MIN_WINDOW_BYTES: usize = 64 << 10;
+
+/// Keys a window aims at: the next window is sized from the last one's bytes per key so
+/// the hashes of a window (8 bytes a key, held up to three times: per piece, joined, per
+/// insert thread) stay near 6 MiB even for inputs of very short lines.
+const WINDOW_KEYS: usize = 1 << 18;
 
 /// A regular file, mapped, walked window by window.
 pub(crate) struct MappedInput {
@@ -31,18 +42,18 @@ pub(crate) struct MappedInput {
     pos: usize,
     /// Bytes before this offset have been released.
     released: usize,
-    /// Lines before `pos`.
-    line_no: u64,
+    /// The next window's size (adapted to the input's bytes per key).
+    window: usize,
     keep_empty: bool,
     progress: Progress,
 }
 
-/// A window of whole lines and the number of lines before it.
+/// A window of whole lines.
 pub(crate) struct Window<'a> {
     /// The window's bytes: whole lines (the last one may lack its `\n` at the file's end).
     pub(crate) data: &'a [u8],
-    /// Lines of the input before the window (for line numbers in messages).
-    pub(crate) first_line: u64,
+    /// The input before the window (line numbers in messages count its lines).
+    pub(crate) before: &'a [u8],
     /// Whether empty lines are keys.
     pub(crate) keep_empty: bool,
 }
@@ -78,7 +89,7 @@ impl MappedInput {
             name: source.name(),
             pos: 0,
             released: 0,
-            line_no: 0,
+            window: FIRST_WINDOW_BYTES,
             keep_empty,
             progress,
         }))
@@ -89,43 +100,45 @@ impl MappedInput {
         &self.name
     }
 
-    /// Releases the pages of the windows handed out so far, then returns the next window
-    /// (`None` at the end of the file).
-    pub(crate) fn next_window(&mut self) -> Option<Window<'_>> {
-        self.release_consumed();
+    /// Calls `f` on each window in order, releasing each window's pages once `f` is done
+    /// with it; `f` returns the number of keys it found, which sizes the next window.
+    pub(crate) fn for_each_window(
+        &mut self,
+        mut f: impl FnMut(&Window<'_>) -> Result<usize>,
+    ) -> Result<()> {
         let len = self.map.len();
-        if self.pos >= len {
-            return None;
+        while self.pos < len {
+            let start = self.pos;
+            let want = (start + self.window).min(len);
+            // Cut after the last line end of the window; a line longer than the window is
+            // taken whole (up to its end or the file's).
+            let end = if want == len {
+                len
+            } else {
+                match memchr::memrchr(b'\n', &self.map[start..want]) {
+                    Some(i) => start + i + 1,
+                    None => memchr::memchr(b'\n', &self.map[want..]).map_or(len, |i| want + i + 1),
+                }
+            };
+            // Map the window's pages in one call rather than one fault per 64 KiB (a hint:
+            // kernels before 5.14 refuse it, and the walk faults them in instead).
+            let _ = self
+                .map
+                .advise_range(memmap2::Advice::PopulateRead, start, end - start);
+            self.progress.inc((end - start) as u64);
+            let window = Window {
+                data: &self.map[start..end],
+                before: &self.map[..start],
+                keep_empty: self.keep_empty,
+            };
+            let keys = f(&window)?;
+            let bytes = end - start;
+            self.window = (bytes.saturating_mul(WINDOW_KEYS) / keys.max(1))
+                .clamp(MIN_WINDOW_BYTES, WINDOW_BYTES);
+            self.pos = end;
+            self.release_consumed();
         }
-        let start = self.pos;
-        let want = (start + WINDOW_BYTES).min(len);
-        // Cut after the last line end of the window; a line longer than the window is
-        // taken whole (up to its end or the file's).
-        let end = if want == len {
-            len
-        } else {
-            match memchr::memrchr(b'\n', &self.map[start..want]) {
-                Some(i) => start + i + 1,
-                None => memchr::memchr(b'\n', &self.map[want..]).map_or(len, |i| want + i + 1),
-            }
-        };
-        self.pos = end;
-        // Map the window's pages in one call rather than one fault per 64 KiB (a hint:
-        // kernels before 5.14 refuse it, and the walk faults them in instead).
-        let _ = self
-            .map
-            .advise_range(memmap2::Advice::PopulateRead, start, end - start);
-        self.progress.inc((end - start) as u64);
-        let first_line = self.line_no;
-        let data = &self.map[start..end];
-        // Lines in the window: one per `\n`, plus an unterminated last line.
-        let lines = memchr::memchr_iter(b'\n', data).count() as u64;
-        self.line_no += lines + u64::from(end == len && data.last() != Some(&b'\n'));
-        Some(Window {
-            data,
-            first_line,
-            keep_empty: self.keep_empty,
-        })
+        Ok(())
     }
 
     /// `madvise(MADV_DONTNEED)` over the whole pages before the next window.
@@ -217,10 +230,11 @@ impl Window<'_> {
         all
     }
 
-    /// The input line number of the window's key number `index` (for messages).
+    /// The input line number of the window's key number `index` (for messages: it counts
+    /// the lines of the whole input before the window).
     pub(crate) fn line_number(&self, index: usize) -> u64 {
         let mut seen = 0;
-        let mut line = self.first_line;
+        let mut line = memchr::memchr_iter(b'\n', self.before).count() as u64;
         let mut start = 0;
         let data = self.data;
         for line_end in memchr::memchr_iter(b'\n', data)
@@ -250,7 +264,7 @@ mod tests {
     fn keys_of(data: &[u8], keep_empty: bool, parts: usize) -> Vec<Vec<u8>> {
         let w = Window {
             data,
-            first_line: 0,
+            before: b"",
             keep_empty,
         };
         let mut out = Vec::new();
@@ -308,20 +322,50 @@ mod tests {
             .unwrap();
         let mut joined = Vec::new();
         let mut lines = 0u64;
-        while let Some(w) = m.next_window() {
-            assert_eq!(w.first_line, lines);
+        let mut windows = 0;
+        m.for_each_window(|w| {
+            assert_eq!(w.before.len(), joined.len());
             assert!(w.data.ends_with(b"\n") || w.data.ends_with(b"tail"));
-            lines += w.data.iter().filter(|&&b| b == b'\n').count() as u64;
-            if w.data.ends_with(b"tail") {
-                lines += 1;
-                // The key after the first line is on line first_line + 2.
-                assert_eq!(w.line_number(1), w.first_line + 2);
+            let here = w.data.iter().filter(|&&b| b == b'\n').count() as u64;
+            let keys = Window::for_each_key(w.data, true, |_| {});
+            // Every line is a key (keep_empty); the key after the first is on line
+            // lines + 2.
+            if keys > 1 {
+                assert_eq!(w.line_number(1), lines + 2);
             }
+            lines += here + u64::from(w.data.ends_with(b"tail"));
             joined.extend_from_slice(w.data);
-        }
+            windows += 1;
+            Ok(keys)
+        })
+        .unwrap();
         assert_eq!(joined, data);
         assert_eq!(lines, n);
-        assert_eq!(m.line_no, n);
+        // Short lines (~490 bytes on average) make windows of WINDOW_KEYS keys larger
+        // than WINDOW_BYTES: 8 MiB windows after the first.
+        assert!(windows <= 8, "{windows} windows");
+    }
+
+    #[test]
+    fn windows_shrink_for_very_short_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.txt");
+        std::fs::write(&path, b"a\n".repeat(4 << 20)).unwrap();
+        let mut m = MappedInput::open(&Source::File(path), false, Progress::hidden())
+            .unwrap()
+            .unwrap();
+        let mut most = 0;
+        let mut total = 0;
+        m.for_each_window(|w| {
+            let keys = Window::for_each_key(w.data, false, |_| {});
+            most = most.max(keys);
+            total += keys;
+            Ok(keys)
+        })
+        .unwrap();
+        assert_eq!(total, 4 << 20);
+        // The first window (1 MiB) holds 2^19 keys; later ones about WINDOW_KEYS.
+        assert!(most <= FIRST_WINDOW_BYTES / 2, "{most}");
     }
 
     #[test]

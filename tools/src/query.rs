@@ -1,7 +1,10 @@
 //! `query`: streams keys through a filter and prints the ones that may be present (or,
 //! `--absent`, the ones that surely are not), exactly as read (raw bytes, line terminator
-//! removed), one per line, in input order. Keys are hashed and probed in parallel block
-//! by block; memory: the filter plus two input blocks (see `input::BlockStream`). Blocked
+//! removed), one per line, in input order. Keys are hashed and probed in parallel: a
+//! regular file window by window from its memory map (each window cut into pieces that
+//! threads split, hash, probe and format; printed in order), a pipe block by block.
+//! Memory: the filter plus one window and its output (see `mapped`), or two input blocks
+//! (see `input::BlockStream`). Blocked
 //! and split-block filters are queried in place from the memory-mapped file (core's
 //! zero-copy views: no second copy of the filter); the other kinds are loaded, which holds
 //! the file's bytes and the decoded filter at once (2x the filter, briefly).
@@ -233,19 +236,22 @@ fn run_with(
         // on every thread, then printed in order.
         let keep_empty = args.key_options.keep_empty;
         if let Some(mut mapped) = MappedInput::open(source, keep_empty, progress.clone())? {
-            while let Some(window) = mapped.next_window() {
+            mapped.for_each_window(|window| {
                 let outputs: Vec<PieceOutput> = window
                     .pieces(rayon::current_num_threads() * 4)
                     .into_par_iter()
                     .map(|piece| query_piece(args, probe, piece))
                     .collect();
+                let mut keys = 0;
                 for piece in outputs {
-                    total += piece.keys;
+                    keys += piece.keys;
                     present += piece.present;
-                    progress.inc_keys(piece.keys);
                     out.write_all(&piece.lines).map_err(werr)?;
                 }
-            }
+                total += keys;
+                progress.inc_keys(keys);
+                Ok(keys as usize)
+            })?;
             progress.finish();
             continue;
         }
