@@ -90,3 +90,50 @@ fn two_bitmap_builder() {
         64
     );
 }
+
+/// A reader that fails with an OS-style error.
+struct Broken;
+impl std::io::Read for Broken {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "boom",
+        ))
+    }
+}
+
+/// `?` from a bitmap error into core's `Error`: a wrapped core error (an I/O failure,
+/// with the `io::Error` as its source) comes back as itself, a bitmap-only one as
+/// `Error::Filter` that downcasts back.
+#[test]
+fn errors_convert_into_core_and_keep_their_source() {
+    use bloomforge_bitmap::{Bitmap, BitmapError};
+    use std::error::Error as _;
+    fn read() -> bloomforge_core::Result<Bitmap> {
+        Ok(Bitmap::read_from(Broken)?)
+    }
+    let err = read().unwrap_err();
+    assert!(matches!(&err, bloomforge_core::Error::Io(io)
+        if io.kind() == Some(std::io::ErrorKind::ConnectionReset)));
+    let os = err.source().unwrap().downcast_ref::<std::io::Error>();
+    assert_eq!(
+        os.map(|e| e.kind()),
+        Some(std::io::ErrorKind::ConnectionReset)
+    );
+
+    fn out_of_range() -> bloomforge_core::Result<()> {
+        Bitmap::new(10)?.try_insert(10)?;
+        Ok(())
+    }
+    let err = out_of_range().unwrap_err();
+    let bloomforge_core::Error::Filter(wrapped) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(matches!(
+        wrapped.downcast_ref::<BitmapError>(),
+        Some(BitmapError::OutOfRange {
+            value: 10,
+            universe: 10
+        })
+    ));
+}

@@ -89,6 +89,84 @@ impl PartialEq for SourceError {
     }
 }
 
+/// An I/O failure carried by [`Error::Io`]: what went wrong, and the
+/// [`std::io::Error`] it came from when there was one, kept as its
+/// [`source`](std::error::Error::source) (so reporters and callers see the OS error and
+/// its [`kind`](Self::kind)). Displays as `i/o: <message>`. Cheap to clone (the
+/// `io::Error` is shared); two values are equal when their messages and kinds are.
+#[derive(Clone, Debug)]
+pub struct IoError {
+    message: String,
+    io: Option<std::sync::Arc<std::io::Error>>,
+}
+
+impl IoError {
+    /// An I/O failure without an underlying `io::Error` (e.g. a payload of another length
+    /// than its header announces).
+    pub fn new(message: impl Into<String>) -> Self {
+        IoError {
+            message: message.into(),
+            io: None,
+        }
+    }
+
+    /// The message (the `io::Error`'s own text when it came from one).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `io::Error` this failure came from, if any.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        self.io.as_deref()
+    }
+
+    /// The kind of the underlying `io::Error`, if any.
+    pub fn kind(&self) -> Option<std::io::ErrorKind> {
+        self.io.as_ref().map(|e| e.kind())
+    }
+}
+
+impl From<std::io::Error> for IoError {
+    fn from(e: std::io::Error) -> Self {
+        IoError {
+            message: e.to_string(),
+            io: Some(std::sync::Arc::new(e)),
+        }
+    }
+}
+
+impl From<String> for IoError {
+    fn from(message: String) -> Self {
+        IoError::new(message)
+    }
+}
+
+impl From<&str> for IoError {
+    fn from(message: &str) -> Self {
+        IoError::new(message)
+    }
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i/o: {}", self.message)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.io
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.kind() == other.kind()
+    }
+}
+
 impl fmt::Display for FilterShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -181,16 +259,24 @@ pub enum Error {
         /// What check failed.
         reason: &'static str,
     },
-    /// Serialized bytes use a format version this crate cannot read.
-    #[error("unsupported format version {0}; this crate reads version 1")]
+    /// Serialized bytes use a format version this crate cannot read (it reads versions 1
+    /// to [`FORMAT_VERSION`](crate::format::FORMAT_VERSION) and writes the latest).
+    #[error(
+        "unsupported format version {0}; this crate reads versions 1 to {latest} (and writes \
+         {latest}): the bytes come from a newer bloomforge, or are not a filter",
+        latest = crate::format::FORMAT_VERSION
+    )]
     UnsupportedVersion(u16),
     /// Serialized bytes were built with another hash algorithm than the one requested, or a
     /// keyed filter was read without its key.
     #[error("hasher mismatch: read the filter with the hasher it was built with (keyed filters need from_bytes_with_hasher)")]
     HasherMismatch,
-    /// An I/O error while reading or writing a serialized filter.
-    #[error("i/o: {0}")]
-    Io(String),
+    /// An I/O error while reading or writing a serialized filter. Its
+    /// [`source`](std::error::Error::source) is the [`std::io::Error`] when there was one
+    /// ([`IoError::io_error`], [`IoError::kind`]); the message reads `i/o: ...` as before.
+    /// (The payload was a `String` before; `Error::Io(message.into())` still builds one.)
+    #[error(transparent)]
+    Io(IoError),
     /// A zero-copy view cannot borrow these bytes (misaligned buffer, or a big-endian
     /// target, where the little-endian payload is not the in-memory layout).
     #[error(
@@ -213,6 +299,13 @@ pub enum Error {
     /// [`SourceError::downcast_ref`].
     #[error(transparent)]
     Filter(SourceError),
+}
+
+/// `?` on an `io::Error` gives [`Error::Io`] with the `io::Error` as its source.
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e.into())
+    }
 }
 
 /// `Result` with [`Error`].

@@ -409,9 +409,9 @@ pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
         sum.update(piece);
     });
     if counted != payload_len {
-        return Err(Error::Io(format!(
-            "payload of {counted} bytes where the header announces {payload_len}"
-        )));
+        return Err(Error::Io(
+            format!("payload of {counted} bytes where the header announces {payload_len}").into(),
+        ));
     }
     // The write pass checksums what it writes too: a payload that changed in between (an
     // atomic filter with concurrent inserts) is an error, not a file that fails to read.
@@ -419,7 +419,7 @@ pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
     again.update(&head);
     let digest = sum.digest();
     head[48..56].copy_from_slice(&digest.to_le_bytes());
-    let io = |e: std::io::Error| Error::Io(e.to_string());
+    let io = Error::from;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, writer);
     out.write_all(&head).map_err(io)?;
     let mut failed = None;
@@ -534,15 +534,13 @@ pub(crate) fn seal(mut header: Header, payload: Vec<u8>) -> Vec<u8> {
 pub(crate) fn read_all<R: std::io::Read>(mut reader: R) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut head = [0u8; HEADER_LEN];
-    reader
-        .read_exact(&mut head)
-        .map_err(|e| Error::Io(e.to_string()))?;
+    reader.read_exact(&mut head).map_err(Error::from)?;
     let header = Header::parse(&head)?;
     let mut out = head.to_vec();
     let got = (&mut reader)
         .take(header.payload_len)
         .read_to_end(&mut out)
-        .map_err(|e| Error::Io(e.to_string()))?;
+        .map_err(Error::from)?;
     if got as u64 != header.payload_len {
         return Err(corrupt("truncated payload"));
     }

@@ -63,7 +63,7 @@ pub use arch::Backend;
 pub use block::{Block256, Block512};
 pub use builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 pub use count::{Count, RemoveOutcome};
-pub use error::{Error, FilterShape, Result, SourceError};
+pub use error::{Error, FilterShape, IoError, Result, SourceError};
 pub use filters::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,
     SplitBlockBloomFilter,

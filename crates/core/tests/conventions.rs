@@ -78,3 +78,61 @@ fn atomic_filters_collect_and_extend() {
     seq.extend(&keys);
     assert!(a.into_inner() == seq, "concurrent extend lost no bit");
 }
+
+/// A reader that fails with an OS-style error.
+struct Broken;
+impl std::io::Read for Broken {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "boom",
+        ))
+    }
+}
+
+/// `Error::Io` keeps the `io::Error` as its source (kind and all); `?` converts an
+/// `io::Error`; the message reads as before.
+#[test]
+fn io_errors_keep_their_source() {
+    use bloomforge_core::{Error, IoError};
+    use std::error::Error as _;
+    let err = BlockedBloomFilter::read_from(Broken).unwrap_err();
+    let Error::Io(io) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(io.kind(), Some(std::io::ErrorKind::ConnectionReset));
+    assert_eq!(err.to_string(), "i/o: boom");
+    let source = err.source().expect("the io::Error is the source");
+    let os = source.downcast_ref::<std::io::Error>().unwrap();
+    assert_eq!(os.kind(), std::io::ErrorKind::ConnectionReset);
+
+    fn via_question_mark() -> bloomforge_core::Result<()> {
+        Err(std::io::Error::other("disk on fire"))?;
+        Ok(())
+    }
+    let err = via_question_mark().unwrap_err();
+    assert!(matches!(&err, Error::Io(io) if io.kind() == Some(std::io::ErrorKind::Other)));
+    assert!(err.source().is_some());
+    // A message-only Io error has no source.
+    let plain = Error::Io("payload of 3 bytes".into());
+    assert!(plain.source().is_none());
+    assert_eq!(plain, Error::Io(IoError::new("payload of 3 bytes")));
+}
+
+/// The version error says which versions this crate reads.
+#[test]
+fn unsupported_version_names_the_readable_versions() {
+    use bloomforge_core::format::FORMAT_VERSION;
+    let mut bytes = BlockedBloomFilter::new(100, 0.01).unwrap().to_bytes();
+    let v = FORMAT_VERSION + 1;
+    // The version follows the 4-byte magic.
+    bytes[4..6].copy_from_slice(&v.to_le_bytes());
+    let err = BlockedBloomFilter::from_bytes(&bytes).unwrap_err();
+    assert_eq!(err, bloomforge_core::Error::UnsupportedVersion(v));
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("reads versions 1 to {FORMAT_VERSION}")),
+        "{msg}"
+    );
+    assert!(!msg.contains("reads version 1;"), "{msg}");
+}

@@ -16,6 +16,45 @@ pub struct CountingShape {
     pub hasher_fingerprint: u64,
 }
 
+impl CountingShape {
+    /// What differs between two shapes, naming each parameter and both values
+    /// (`"k differs (6 vs 7)"`, as core's [`FilterShape::differences`]), or `"none"`.
+    ///
+    /// [`FilterShape::differences`]: bloomforge_core::FilterShape::differences
+    pub fn differences(&self, other: &CountingShape) -> String {
+        let mut out = Vec::new();
+        if self.layout != other.layout {
+            out.push(format!(
+                "layout differs ({} vs {})",
+                self.layout, other.layout
+            ));
+        }
+        if self.num_counters != other.num_counters {
+            out.push(format!(
+                "size differs ({} vs {} counters)",
+                self.num_counters, other.num_counters
+            ));
+        }
+        if self.num_hashes != other.num_hashes {
+            out.push(format!(
+                "k differs ({} vs {})",
+                self.num_hashes, other.num_hashes
+            ));
+        }
+        if self.hasher_fingerprint != other.hasher_fingerprint {
+            out.push(format!(
+                "hasher differs ({:#018x} vs {:#018x}: another seed or key)",
+                self.hasher_fingerprint, other.hasher_fingerprint
+            ));
+        }
+        if out.is_empty() {
+            "none".to_string()
+        } else {
+            out.join(", ")
+        }
+    }
+}
+
 impl fmt::Display for CountingShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -36,7 +75,7 @@ pub enum CountingError {
     #[error("key not present (one of its counters is 0): it was never inserted or is already removed; the filter is unchanged")]
     NotPresent,
     /// Union of filters whose layouts, sizes, probe counts or hashers differ.
-    #[error("incompatible filters: left has {left}, right has {right}; build both with the same layout, size, hashes and hasher")]
+    #[error("cannot merge: {}; left has {left}, right has {right}: build both with the same layout, size, hashes and hasher", left.differences(right))]
     IncompatibleFilters {
         /// Shape of `self`.
         left: CountingShape,

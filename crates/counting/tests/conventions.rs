@@ -90,3 +90,41 @@ fn standard_layout_builder() {
         .build()
         .is_err());
 }
+
+/// A refused merge says which parameter differs, with both values.
+#[test]
+fn incompatible_filters_name_the_parameter() {
+    use bloomforge_counting::CountingError;
+    let mut a = CountingBloomFilter::with_num_counters(1024)
+        .hashes(6)
+        .unwrap();
+    let b = CountingBloomFilter::with_num_counters(1024)
+        .hashes(7)
+        .unwrap();
+    let err = a.union(&b).unwrap_err();
+    assert!(matches!(err, CountingError::IncompatibleFilters { .. }));
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("cannot merge: k differs (6 vs 7);"),
+        "{msg}"
+    );
+    let c = CountingBloomFilter::with_num_counters(2048)
+        .seed(5)
+        .hashes(6)
+        .unwrap();
+    let msg = a.union(&c).unwrap_err().to_string();
+    assert!(
+        msg.contains("size differs (1024 vs 2048 counters)"),
+        "{msg}"
+    );
+    assert!(msg.contains("hasher differs ("), "{msg}");
+    assert!(!msg.contains("k differs"), "{msg}");
+    let s = CountingBloomFilter::standard_with_num_counters(1024)
+        .hashes(6)
+        .unwrap();
+    let msg = a.union(&s).unwrap_err().to_string();
+    assert!(
+        msg.contains("layout differs (blocked vs standard)"),
+        "{msg}"
+    );
+}

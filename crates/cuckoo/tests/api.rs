@@ -218,3 +218,48 @@ fn extend_with_heavy_duplicates_reports_full() {
     });
     assert!(caught.is_err());
 }
+
+/// A reader that fails with an OS-style error.
+struct Broken;
+impl std::io::Read for Broken {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "boom",
+        ))
+    }
+}
+
+/// `?` from a cuckoo error into core's `Error`: a wrapped core error (an I/O failure, with
+/// the `io::Error` as its source) comes back as itself, a cuckoo-only one as
+/// `Error::Filter` that downcasts back, with the same message.
+#[test]
+fn errors_convert_into_core_and_keep_their_source() {
+    use std::error::Error as _;
+    fn read() -> bloomforge_core::Result<CuckooFilter> {
+        Ok(CuckooFilter::read_from(Broken)?)
+    }
+    let err = read().unwrap_err();
+    assert!(matches!(&err, Error::Io(io)
+        if io.kind() == Some(std::io::ErrorKind::ConnectionReset)));
+    let os = err.source().unwrap().downcast_ref::<std::io::Error>();
+    assert_eq!(
+        os.map(|e| e.kind()),
+        Some(std::io::ErrorKind::ConnectionReset)
+    );
+
+    fn fill() -> bloomforge_core::Result<()> {
+        let mut f = CuckooFilter::new(10, 0.01)?;
+        for _ in 0..100 {
+            f.insert(&1u64)?;
+        }
+        Ok(())
+    }
+    let err = fill().unwrap_err();
+    let Error::Filter(wrapped) = &err else {
+        panic!("{err:?}")
+    };
+    let cuckoo = wrapped.downcast_ref::<CuckooError>().unwrap();
+    assert!(matches!(cuckoo, CuckooError::Full { .. }));
+    assert_eq!(err.to_string(), cuckoo.to_string());
+}

@@ -43,7 +43,9 @@ pub enum DLeftError {
     BatchFailed {
         /// Index of the first key that failed.
         index: usize,
-        /// Why it failed.
+        /// Why it failed; also the error's [`source`](std::error::Error::source) (as the
+        /// `Box<DLeftError>` it is: `downcast_ref::<Box<DLeftError>>()`).
+        #[source]
         error: Box<DLeftError>,
     },
     /// An error from `bloomforge-core` (false-positive rate or item count out of range,

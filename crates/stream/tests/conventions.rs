@@ -110,3 +110,64 @@ fn attenuated_counts_local_keys() {
     assert!((190.0..210.0).contains(&est), "{est}");
     assert!(!b.is_empty());
 }
+
+/// A reader that fails with an OS-style error.
+struct Broken;
+impl std::io::Read for Broken {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "boom",
+        ))
+    }
+}
+
+/// `?` from a stream error into core's `Error` keeps the source chain: a stopped batch
+/// (its cause, `TooManySlices`, as the source) becomes `Error::Filter` with the same
+/// message and source; an I/O failure comes back as core's `Io` with the `io::Error`.
+#[test]
+fn errors_convert_into_core_and_keep_their_source() {
+    use bloomforge_stream::StreamError;
+    use std::error::Error as _;
+    fn overflow() -> Result<u64, StreamError> {
+        let mut f = ScalableBloomFilter::builder()
+            .expected_items(10)
+            .max_slices(1)
+            .build()?;
+        let keys: Vec<u64> = (0..1000).collect();
+        f.insert_batch(&keys)
+    }
+    let local = overflow().unwrap_err();
+    assert!(
+        matches!(local, StreamError::BatchStopped { .. }),
+        "{local:?}"
+    );
+    fn into_core() -> bloomforge_core::Result<u64> {
+        Ok(overflow()?)
+    }
+    let err = into_core().unwrap_err();
+    let bloomforge_core::Error::Filter(wrapped) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(matches!(
+        wrapped.downcast_ref::<StreamError>(),
+        Some(StreamError::BatchStopped { .. })
+    ));
+    assert_eq!(err.to_string(), local.to_string());
+    // The source is the boxed cause (`Box<StreamError>`, the field's type).
+    let cause = err.source().expect("the cause passes through");
+    assert!(matches!(
+        cause.downcast_ref::<Box<StreamError>>().map(|b| &**b),
+        Some(StreamError::TooManySlices { .. })
+    ));
+
+    fn read() -> bloomforge_core::Result<StableBloomFilter> {
+        Ok(StableBloomFilter::read_from(Broken)?)
+    }
+    let err = read().unwrap_err();
+    let os = err.source().unwrap().downcast_ref::<std::io::Error>();
+    assert_eq!(
+        os.map(|e| e.kind()),
+        Some(std::io::ErrorKind::ConnectionReset)
+    );
+}
