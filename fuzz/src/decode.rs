@@ -217,20 +217,29 @@ macro_rules! check_view {
 fn check_other_crates(bytes: &[u8]) -> usize {
     let counting = CountingBloomFilter::from_bytes(bytes);
     if let Ok(f) = &counting {
-        assert_eq!(CountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(), Ok(f));
+        assert_eq!(
+            CountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(),
+            Ok(f)
+        );
         assert_eq!(CountingBloomFilter::read_from(bytes).as_ref(), Ok(f));
         let mut g = f.clone();
         g.insert(&bytes.len());
         assert!(g.contains(&bytes.len()));
-        g.remove(&bytes.len()).expect("an inserted key is removable");
+        g.remove(&bytes.len())
+            .expect("an inserted key is removable");
     }
     let dleft = DLeftCountingBloomFilter::from_bytes(bytes);
     if let Ok(f) = &dleft {
-        f.validate().expect("an accepted d-left table is well formed");
-        assert_eq!(DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(), Ok(f));
+        f.validate()
+            .expect("an accepted d-left table is well formed");
+        assert_eq!(
+            DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).as_ref(),
+            Ok(f)
+        );
         let mut g = f.clone();
         if g.insert(&bytes.len()).is_ok() {
-            g.remove(&bytes.len()).expect("an inserted key is removable");
+            g.remove(&bytes.len())
+                .expect("an inserted key is removable");
             g.validate().expect("still well formed");
         }
     }

@@ -5,4 +5,5 @@
 
 pub mod builders;
 pub mod decode;
+pub mod families;
 pub mod ops;

@@ -27,7 +27,9 @@ impl Rng {
 }
 
 fn seeds(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds")
+        .join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -114,6 +116,19 @@ fn ops() {
 }
 
 #[test]
+fn families() {
+    replay(
+        "families",
+        bloomforge_fuzz::families::run_bytes,
+        0x5EED_0004,
+    );
+}
+
+#[test]
 fn builders() {
-    replay("builders", bloomforge_fuzz::builders::run_bytes, 0x5EED_0003);
+    replay(
+        "builders",
+        bloomforge_fuzz::builders::run_bytes,
+        0x5EED_0003,
+    );
 }

@@ -275,19 +275,21 @@ impl<S: BuildHasher> Iblt<S> {
         let pure = |c: &Cell| (c.count == 1 || c.count == -1) && c.hash_sum == check(c.key_sum);
         let mut queue: Vec<usize> = (0..t.cells.len()).filter(|&i| pure(&t.cells[i])).collect();
         let (mut pos, mut neg) = (Vec::new(), Vec::new());
-        // Each genuine peel removes one entry; a bound keeps a corrupt table from looping.
-        let budget: u64 =
-            t.cells.iter().map(|c| c.count.unsigned_abs()).sum::<u64>() + t.cells.len() as u64;
-        let mut steps = 0u64;
+        // A genuine peel takes the one entry of a cell that is one of the entry's own
+        // cells, and so empties that cell for good: a table lists at most one entry per
+        // cell. The bound keeps a corrupt or hostile table (decoded bytes: any counts)
+        // from peeling forever; a cell whose key does not map to it is not pure.
+        let budget = t.cells.len();
+        let mut peels = 0usize;
         while let Some(i) = queue.pop() {
             let c = t.cells[i];
-            if !pure(&c) {
+            if !pure(&c) || !t.positions(c.key_sum).contains(&i) {
                 continue;
             }
-            steps += 1;
-            if steps > budget {
+            if peels == budget {
                 break;
             }
+            peels += 1;
             let h = c.key_sum;
             if c.count == 1 {
                 pos.push(h)

@@ -113,6 +113,49 @@ fn round_trip_and_corrupt_bytes() {
     }
 }
 
+/// Decoded cells are untrusted: extreme counts (which once overflowed the peeling bound)
+/// and "pure" cells whose key does not map to them list to an entry set or a typed error,
+/// promptly, never a panic or an endless peel. (Found by the `families` fuzz target.)
+#[test]
+fn hostile_cells_list_without_panic() {
+    let mut t = Iblt::with_cells(30, 3).unwrap();
+    for k in 0..12u64 {
+        t.insert(&k);
+    }
+    let bytes = t.to_bytes();
+    // Cells start after the 64-byte header and the 16-byte IBLT head: count, key sum,
+    // check sum (8 bytes each).
+    let cell = |i: usize| 64 + 16 + 24 * i;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    for case in 0..2000 {
+        let mut bad = bytes.clone();
+        for _ in 0..1 + case % 6 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let i = (rng >> 33) as usize % 30;
+            let v: i64 = [i64::MIN, i64::MAX, 1, -1, 0, (rng >> 7) as i64][(rng >> 3) as usize % 6];
+            bad[cell(i)..cell(i) + 8].copy_from_slice(&v.to_le_bytes());
+            if rng & 1 == 0 {
+                // A key sum with its own check: a "pure"-looking cell, maybe in the wrong place.
+                let key = rng >> 11;
+                let other = (i + 1 + (rng >> 40) as usize % 29) % 30;
+                let mut src = Iblt::with_cells(30, 3).unwrap();
+                src.insert_hash(key);
+                let enc = src.to_bytes();
+                let hit = (0..30)
+                    .find(|&j| enc[cell(j)..cell(j) + 8] != [0; 8])
+                    .unwrap();
+                bad[cell(other) + 8..cell(other) + 24]
+                    .copy_from_slice(&enc[cell(hit) + 8..cell(hit) + 24]);
+            }
+        }
+        bloomforge_core::format::reseal(&mut bad);
+        let u = Iblt::from_bytes(&bad).unwrap();
+        let _ = u.list_entries();
+    }
+}
+
 /// `new`, the builder and `with_expected_diff` agree; `collect` / `extend` build tables
 /// whose difference lists exactly the model's.
 #[test]
