@@ -418,7 +418,9 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
         Ok(())
     }
 
-    /// Pipelined batch remove; `removed[i]` tells whether key `i` was removed.
+    /// Pipelined batch remove; `removed[i]` tells whether key `i` was removed (`true`
+    /// includes a remove that left a saturated counter;
+    /// [`remove_batch_outcomes`](Self::remove_batch_outcomes) tells them apart).
     ///
     /// # Errors
     /// Core's `LengthMismatch` (nothing removed) unless `keys.len() == removed.len()`.
@@ -433,6 +435,28 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             |i| self.hasher.hash_one(&keys[i]),
             |i, h| {
                 removed[i] = self.remove_hash(h).is_ok();
+            },
+        );
+        Ok(())
+    }
+
+    /// Pipelined batch remove reporting each key's outcome as [`remove`](Self::remove)
+    /// does: `Some(Removed)`, `Some(Saturated)`, or `None` (not present, nothing changed
+    /// for it), as [`CountingBloomFilter::remove_batch_outcomes`].
+    ///
+    /// # Errors
+    /// Core's `LengthMismatch` (nothing removed) unless `keys.len() == out.len()`.
+    pub fn remove_batch_outcomes<T: Hash>(
+        &self,
+        keys: &[T],
+        out: &mut [Option<RemoveOutcome>],
+    ) -> Result<(), CountingError> {
+        check_batch_len(keys.len(), out.len())?;
+        self.pipelined(
+            keys.len(),
+            |i| self.hasher.hash_one(&keys[i]),
+            |i, h| {
+                out[i] = self.remove_hash(h).ok();
             },
         );
         Ok(())

@@ -666,7 +666,9 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
 
     /// Removes every key of `keys` (pipelined), writing into `removed[i]` whether key `i`
     /// was removed (`false`: it was not present and nothing changed for it). Keys are
-    /// processed in order, so a key listed twice is removed twice.
+    /// processed in order, so a key listed twice is removed twice. `true` includes keys
+    /// whose remove left a saturated counter; [`remove_batch_outcomes`](Self::remove_batch_outcomes)
+    /// tells them apart.
     ///
     /// # Errors
     /// Core's `LengthMismatch` (and nothing removed) unless `keys.len() == removed.len()`.
@@ -694,6 +696,70 @@ impl<S: BuildHasher> CountingBloomFilter<S> {
             CounterLayout::Standard => {
                 for (key, r) in keys.iter().zip(removed) {
                     *r = self.remove(key).is_ok();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`remove_batch`](Self::remove_batch) that reports what happened to each key, as
+    /// [`remove`](Self::remove) does: `out[i]` is `Some(Removed)`, `Some(Saturated)` (one
+    /// of its counters is at 15 and was left as it is) or `None` (not present: nothing
+    /// changed for it, the single remove's `NotPresent`). Keys are processed in order and
+    /// the outcomes equal those of removing them one by one. Hashes the keys into a
+    /// buffer first (8 bytes a key) to check the removed keys' counters afterwards.
+    ///
+    /// ```
+    /// use bloomforge_core::RemoveOutcome;
+    /// let mut f = bloomforge_counting::CountingBloomFilter::new(1000, 0.01)?;
+    /// for _ in 0..20 {
+    ///     f.insert(&"hot");
+    /// }
+    /// f.insert(&"cold");
+    /// let mut out = [None; 3];
+    /// f.remove_batch_outcomes(&["cold", "hot", "gone"], &mut out)?;
+    /// assert_eq!(out, [Some(RemoveOutcome::Removed), Some(RemoveOutcome::Saturated), None]);
+    /// # Ok::<(), bloomforge_counting::CountingError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Core's `LengthMismatch` (nothing removed, `out` untouched) unless
+    /// `keys.len() == out.len()`.
+    pub fn remove_batch_outcomes<T: Hash>(
+        &mut self,
+        keys: &[T],
+        out: &mut [Option<RemoveOutcome>],
+    ) -> Result<(), CountingError> {
+        check_batch_len(keys.len(), out.len())?;
+        match self.layout {
+            CounterLayout::Blocked => {
+                let hashes: Vec<u64> = keys.iter().map(|k| self.hasher.hash_one(k)).collect();
+                let mut removed = vec![false; keys.len()];
+                d_remove_batch(
+                    self.backend,
+                    &mut self.lines,
+                    self.k,
+                    &Hashes(&hashes),
+                    &mut removed,
+                );
+                let n = removed.iter().filter(|&&r| r).count() as u64;
+                self.items = self.items.saturating_sub(n);
+                // A remove never raises a counter, and a saturated one never moves: a
+                // counter of key i is at 15 now exactly when it was right after key i's
+                // remove, so checking after the batch gives the one-by-one outcomes.
+                for ((o, &r), &h) in out.iter_mut().zip(&removed).zip(&hashes) {
+                    *o = r.then(|| {
+                        if self.max_counter_hash(h) == COUNTER_MAX {
+                            RemoveOutcome::Saturated
+                        } else {
+                            RemoveOutcome::Removed
+                        }
+                    });
+                }
+            }
+            CounterLayout::Standard => {
+                for (key, o) in keys.iter().zip(out) {
+                    *o = self.remove(key).ok();
                 }
             }
         }

@@ -128,3 +128,57 @@ fn incompatible_filters_name_the_parameter() {
         "{msg}"
     );
 }
+
+/// `remove_batch_outcomes` gives exactly the outcomes (and the filter) of removing the keys
+/// one by one, saturated keys, absent keys and repeats included, in both layouts and on
+/// the atomic filter.
+#[test]
+fn remove_batch_outcomes_equal_one_by_one() {
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for standard in [false, true] {
+        let mut f = if standard {
+            CountingBloomFilter::standard_with_num_counters(600)
+                .seed(2)
+                .hashes(4)
+                .unwrap()
+        } else {
+            CountingBloomFilter::with_num_counters(256)
+                .seed(2)
+                .hashes(4)
+                .unwrap()
+        };
+        // Small tables and repeated keys: counters saturate, keys share counters.
+        for _ in 0..600 {
+            f.insert(&(next() % 120));
+        }
+        let keys: Vec<u64> = (0..400).map(|_| next() % 200).collect();
+        let mut one_by_one = f.clone();
+        let want: Vec<Option<RemoveOutcome>> =
+            keys.iter().map(|k| one_by_one.remove(k).ok()).collect();
+        assert!(want.contains(&Some(RemoveOutcome::Saturated)));
+        assert!(want.contains(&Some(RemoveOutcome::Removed)));
+        assert!(want.contains(&None));
+        let atomic = AtomicCountingBloomFilter::from(f.clone());
+        let mut out = vec![None; keys.len()];
+        f.remove_batch_outcomes(&keys, &mut out).unwrap();
+        assert_eq!(out, want, "standard {standard}");
+        assert!(f == one_by_one);
+        assert_eq!(f.len(), one_by_one.len());
+        let mut out = vec![None; keys.len()];
+        atomic.remove_batch_outcomes(&keys, &mut out).unwrap();
+        assert_eq!(out, want, "atomic, standard {standard}");
+        assert!(atomic.into_inner() == one_by_one);
+        // Mismatched lengths: an error, nothing removed, `out` untouched.
+        let before = f.clone();
+        let mut short = [Some(RemoveOutcome::Removed)];
+        assert!(f.remove_batch_outcomes(&keys, &mut short).is_err());
+        assert_eq!(short, [Some(RemoveOutcome::Removed)]);
+        assert!(f == before);
+    }
+}

@@ -166,7 +166,9 @@ fn main() {
         };
         if CuckooFilter::new(n as u64, target).is_ok() {
             let b: Batch<CuckooFilter> = Some(|f, k, o| f.contains_batch(k, o).unwrap());
-            let rm: Rm<CuckooFilter> = Some(|f, k| f.remove(k).unwrap());
+            let rm: Rm<CuckooFilter> = Some(|f, k| {
+                f.remove(k).unwrap();
+            });
             measure!(r, keys, neg, limit, CuckooFilter::new(n as u64, target).unwrap(),
                 |f: &CuckooFilter| f.memory_bits() as f64,
                 ins: |f: &mut CuckooFilter, k| f.insert(k).unwrap(),
@@ -192,7 +194,9 @@ fn main() {
                 .unwrap()
         };
         let b: Batch<C16> = Some(|f, k, o| f.contains_batch(k, o).unwrap());
-        let rm: Rm<C16> = Some(|f, k| f.remove(k).unwrap());
+        let rm: Rm<C16> = Some(|f, k| {
+            f.remove(k).unwrap();
+        });
         measure!(r, keys, neg, limit, build16(), |f: &C16| f.memory_bits() as f64,
             ins: |f: &mut C16, k| f.insert(k).unwrap(),
             has: |f: &C16, k| f.contains(k),

@@ -13,7 +13,7 @@ use crate::error::{CuckooError, Result};
 use crate::filter::{CuckooBuilder, CuckooFilter};
 use crate::table::{Fingerprint, Fp12};
 use bloomforge_core::hash::{fast_range64, mix64};
-use bloomforge_core::DefaultHasher;
+use bloomforge_core::{DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -237,11 +237,12 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.read(self.shard(hash)).contains_hash(hash)
     }
-    /// Removes one copy of a key by hash.
+    /// Removes one copy of a key by hash ([`RemoveOutcome::Removed`], as
+    /// [`CuckooFilter::remove_hash`]).
     ///
     /// # Errors
     /// [`CuckooError::NotPresent`]; nothing changed.
-    pub fn remove_hash(&self, hash: u64) -> Result<()> {
+    pub fn remove_hash(&self, hash: u64) -> Result<RemoveOutcome> {
         self.write(self.shard(hash)).remove_hash(hash)
     }
 
@@ -256,11 +257,12 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
     pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(key))
     }
-    /// Removes one copy of `key` (the caveat of [`CuckooFilter::remove`] applies).
+    /// Removes one copy of `key` ([`RemoveOutcome::Removed`]; the caveat of
+    /// [`CuckooFilter::remove`] applies).
     ///
     /// # Errors
     /// [`CuckooError::NotPresent`]; nothing changed.
-    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> Result<()> {
+    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> Result<RemoveOutcome> {
         self.remove_hash(self.hasher.hash_one(key))
     }
 

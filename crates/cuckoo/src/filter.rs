@@ -6,7 +6,7 @@ use crate::math;
 use crate::table::{self, Fingerprint, Fp12, Kernel, PAD};
 use bloomforge_core::batch::{prefetch, HashSource, Hashes, Keys};
 use bloomforge_core::hash::fast_range64;
-use bloomforge_core::{Backend, DefaultHasher};
+use bloomforge_core::{Backend, DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
@@ -434,14 +434,17 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         hit || self.stash_matches(&p)
     }
 
-    /// Removes one copy of a key's fingerprint by its 64-bit hash.
+    /// Removes one copy of a key's fingerprint by its 64-bit hash: always
+    /// [`RemoveOutcome::Removed`] (a cuckoo filter has no counters to saturate: each copy
+    /// is its own fingerprint), the answer type every deletable filter of the workspace
+    /// gives.
     ///
     /// # Errors
     /// [`CuckooError::NotPresent`] if neither bucket nor the stash holds the fingerprint;
     /// nothing changed.
-    pub fn remove_hash(&mut self, hash: u64) -> Result<()> {
+    pub fn remove_hash(&mut self, hash: u64) -> Result<RemoveOutcome> {
         let p = self.geometry().probe::<F>(hash);
-        self.remove_probe(p)
+        self.remove_probe(p).map(|()| RemoveOutcome::Removed)
     }
 
     /// Moves the stashed fingerprint back into the table if one of its buckets has room.
@@ -671,7 +674,8 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
         self.contains_hash(self.hasher.hash_one(key))
     }
 
-    /// Removes one copy of `key`'s fingerprint.
+    /// Removes one copy of `key`'s fingerprint: [`RemoveOutcome::Removed`] (the only
+    /// outcome here: no counter can saturate, each copy of a key is its own fingerprint).
     ///
     /// Removing a key that was never inserted may delete the fingerprint of another key
     /// that shares a bucket and a fingerprint with it (a false positive), and that key then
@@ -680,7 +684,7 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
     /// # Errors
     /// [`CuckooError::NotPresent`] if the fingerprint is in neither bucket nor the stash;
     /// nothing changed.
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<()> {
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<RemoveOutcome> {
         self.remove_hash(self.hasher.hash_one(key))
     }
 

@@ -80,7 +80,7 @@ fn counters_and_clear() {
     f.insert(&1u64).unwrap();
     f.insert(&1u64).unwrap();
     assert_eq!(f.len(), 2);
-    f.remove(&1u64).unwrap();
+    assert_eq!(f.remove(&1u64), Ok(bloomforge_core::RemoveOutcome::Removed));
     assert!(f.contains(&1u64));
     f.remove(&1u64).unwrap();
     assert!(!f.contains(&1u64));

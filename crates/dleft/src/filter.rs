@@ -1506,6 +1506,53 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
         self.apply_batch(hashes, false, |f, h, j| f.remove_batch_dispatch(h, j))
     }
 
+    /// [`remove_batch`](Self::remove_batch) that also reports what each remove did, as
+    /// [`remove`](Self::remove) does: `out[i]` is [`RemoveOutcome::Removed`] or
+    /// [`RemoveOutcome::Saturated`] (the key's counter is saturated and stays). All or
+    /// nothing, like `remove_batch`: a key that is not present fails the whole batch.
+    ///
+    /// ```
+    /// use bloomforge_core::RemoveOutcome;
+    /// let mut f = bloomforge_dleft::DLeftCountingBloomFilter::new(1000, 0.01)?;
+    /// for _ in 0..20 {
+    ///     f.insert(&"hot")?;
+    /// }
+    /// f.insert(&"cold")?;
+    /// let mut out = [RemoveOutcome::Removed; 2];
+    /// f.remove_batch_outcomes(&["cold", "hot"], &mut out)?;
+    /// assert_eq!(out, [RemoveOutcome::Removed, RemoveOutcome::Saturated]);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`remove_batch`](Self::remove_batch) (`out` untouched), and core's
+    /// `LengthMismatch` (nothing removed) unless `keys.len() == out.len()`.
+    pub fn remove_batch_outcomes<T: Hash>(
+        &mut self,
+        keys: &[T],
+        out: &mut [RemoveOutcome],
+    ) -> Result<()> {
+        if keys.len() != out.len() {
+            return Err(bloomforge_core::Error::LengthMismatch {
+                keys: keys.len(),
+                out: out.len(),
+            }
+            .into());
+        }
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hash_key(k)).collect();
+        self.remove_hash_batch(&hashes)?;
+        // A remove never raises a counter and a saturated one stays: the key's counter is
+        // saturated now exactly when it was at its remove, so this is the one-by-one
+        // outcome.
+        for (o, &h) in out.iter_mut().zip(&hashes) {
+            *o = match self.count_hash(h) {
+                Count::AtLeast(_) => RemoveOutcome::Saturated,
+                Count::Exact(_) => RemoveOutcome::Removed,
+            };
+        }
+        Ok(())
+    }
+
     fn insert_batch_dispatch(
         &mut self,
         hashes: &[u64],

@@ -58,3 +58,45 @@ fn question_mark_into_core_keeps_the_chain() {
     }
     assert_eq!(zero().unwrap_err(), bloomforge_core::Error::ZeroItems);
 }
+
+/// `remove_batch_outcomes` reports the one-by-one outcomes; a failing batch changes
+/// neither the filter nor `out`.
+#[test]
+fn remove_batch_outcomes_equal_one_by_one() {
+    use bloomforge_core::RemoveOutcome;
+    let mut f = DLeftCountingBloomFilter::builder()
+        .expected_items(1000)
+        .false_pos(0.01)
+        .counter_bits(2)
+        .seed(4)
+        .build()
+        .unwrap();
+    for k in 0..300u64 {
+        for _ in 0..2 + k % 5 {
+            f.insert(&k).unwrap();
+        }
+    }
+    let keys: Vec<u64> = (0..300u64).chain(0..100).collect();
+    let mut one_by_one = f.clone();
+    let want: Vec<RemoveOutcome> = keys.iter().map(|k| one_by_one.remove(k).unwrap()).collect();
+    assert!(want.contains(&RemoveOutcome::Saturated) && want.contains(&RemoveOutcome::Removed));
+    let mut out = vec![RemoveOutcome::Removed; keys.len()];
+    f.remove_batch_outcomes(&keys, &mut out).unwrap();
+    assert_eq!(out, want);
+    assert_eq!(f.to_bytes(), one_by_one.to_bytes());
+
+    let before = f.to_bytes();
+    let mut out = vec![RemoveOutcome::Saturated; 3];
+    let err = f
+        .remove_batch_outcomes(&[1u64, 1_000_000, 2], &mut out)
+        .unwrap_err();
+    assert!(
+        matches!(err, DLeftError::BatchFailed { index: 1, .. }),
+        "{err:?}"
+    );
+    assert_eq!(out, vec![RemoveOutcome::Saturated; 3]);
+    assert_eq!(f.to_bytes(), before);
+    let mut short = [RemoveOutcome::Removed; 1];
+    assert!(f.remove_batch_outcomes(&[1u64, 2], &mut short).is_err());
+    assert_eq!(f.to_bytes(), before);
+}
