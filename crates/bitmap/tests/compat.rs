@@ -1,0 +1,84 @@
+//! Format compatibility: bitmaps written by an earlier version must load, hold exactly
+//! what they held, and re-encode to the same bytes.
+//!
+//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (run it with
+//! `cargo test -p bloomforge-bitmap --test compat -- --ignored` only to add fixtures of a
+//! NEW format; never to overwrite these): format version 3, written 2026-11-25.
+//! - `bitmap.bin`: `Bitmap::new(10_000)` holding `7 i mod 10_000` for `i` in `0..1000`
+//!   (universe not a multiple of 64, so the last word has padding);
+//! - `two-bitmap.bin`: `TwoBitmap::new(5_000)` with `3 i mod 5_000` inserted once for
+//!   `i` in `0..1000` and again for every `i` divisible by 4.
+
+use std::collections::BTreeSet;
+
+use bloomforge_bitmap::{Bitmap, BitmapView, Seen, TwoBitmap, TwoBitmapView};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/compat/");
+
+fn bitmap_values() -> BTreeSet<u32> {
+    (0..1000u32).map(|i| i * 7 % 10_000).collect()
+}
+
+fn two_bitmap_inserts() -> Vec<u32> {
+    let mut v: Vec<u32> = (0..1000u32).map(|i| i * 3 % 5_000).collect();
+    v.extend((0..1000u32).filter(|i| i % 4 == 0).map(|i| i * 3 % 5_000));
+    v
+}
+
+fn read(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{DATA}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn bitmaps_written_before_still_load() {
+    let bytes = read("bitmap.bin");
+    let b = Bitmap::from_bytes(&bytes).unwrap();
+    let view = BitmapView::from_bytes(&bytes).unwrap();
+    let want = bitmap_values();
+    assert_eq!((b.universe(), b.len()), (10_000, want.len() as u64));
+    assert_eq!(b.iter().collect::<BTreeSet<u32>>(), want);
+    for x in 0..10_064u32 {
+        assert_eq!(b.contains(x), want.contains(&x), "{x}");
+        assert_eq!(view.contains(x), want.contains(&x), "{x} (view)");
+    }
+    assert_eq!(b.to_bytes(), bytes);
+    assert_eq!(Bitmap::read_from(&bytes[..]).unwrap(), b);
+}
+
+#[test]
+fn two_bitmaps_written_before_still_load() {
+    let bytes = read("two-bitmap.bin");
+    let t = TwoBitmap::from_bytes(&bytes).unwrap();
+    let view = TwoBitmapView::from_bytes(&bytes).unwrap();
+    let mut times = std::collections::HashMap::<u32, u32>::new();
+    for x in two_bitmap_inserts() {
+        *times.entry(x).or_default() += 1;
+    }
+    assert_eq!(t.universe(), 5_000);
+    assert_eq!(t.count_distinct(), times.len() as u64);
+    for x in 0..5_064u32 {
+        let want = match times.get(&x) {
+            None => Seen::Never,
+            Some(1) => Seen::Once,
+            Some(_) => Seen::Many,
+        };
+        assert_eq!(t.seen(x), want, "{x}");
+        assert_eq!(view.seen(x), want, "{x} (view)");
+    }
+    assert_eq!(t.to_bytes(), bytes);
+    assert_eq!(TwoBitmap::read_from(&bytes[..]).unwrap(), t);
+}
+
+/// Writes the fixtures (see the file's docs).
+#[test]
+#[ignore]
+fn write_fixtures() {
+    let mut b = Bitmap::new(10_000).unwrap();
+    b.extend(bitmap_values());
+    std::fs::write(format!("{DATA}bitmap.bin"), b.to_bytes()).unwrap();
+    let mut t = TwoBitmap::new(5_000).unwrap();
+    for x in two_bitmap_inserts() {
+        t.insert(x).unwrap();
+    }
+    std::fs::write(format!("{DATA}two-bitmap.bin"), t.to_bytes()).unwrap();
+}

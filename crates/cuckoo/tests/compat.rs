@@ -1,0 +1,163 @@
+//! Format compatibility: cuckoo filters written by an earlier version must load, keep
+//! every key, answer the non-members exactly as they did then (`<name>.maybe.txt`), and
+//! re-encode to the same bytes.
+//!
+//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (run it with
+//! `cargo test -p bloomforge-cuckoo --test compat -- --ignored` only to add fixtures of a
+//! NEW format; never to overwrite these): format version 3, written 2026-11-25. Keys are
+//! the strings `key-0`..`key-999`; `key-0`..`key-99` are removed again after inserting,
+//! so members are `key-100`..`key-999`, and the maybe lists cover `key-0`..`key-99` and
+//! `key-1000`..`key-2999`.
+//! - `cuckoo.bin`: `CuckooFilter::builder().expected_items(1000).seed(42)` (12-bit
+//!   fingerprints, buckets of 4);
+//! - `cuckoo-fp8.bin`: the same with `.bucket_size(2).fingerprint::<Fp8>()`;
+//! - `cuckoo-fp16-keyed.bin`: `.fingerprint::<Fp16>().hasher(KeyedHasher::with_key([1, 2,
+//!   3, 4]))`, which only that key reads.
+
+use bloomforge_core::KeyedHasher;
+use bloomforge_cuckoo::{
+    CuckooError, CuckooFilter, CuckooFilterView, Fingerprint, Fp12, Fp16, Fp8,
+};
+use core::hash::BuildHasher;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/compat/");
+const KEY: [u64; 4] = [1, 2, 3, 4];
+
+fn key(i: usize) -> String {
+    format!("key-{i}")
+}
+
+fn non_members() -> impl Iterator<Item = String> {
+    (0..100).chain(1000..3000).map(key)
+}
+
+fn read(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{DATA}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn maybe_list(contains: impl Fn(&str) -> bool) -> String {
+    non_members()
+        .filter(|k| contains(k))
+        .map(|k| k + "\n")
+        .collect()
+}
+
+fn check<F: Fingerprint, S: BuildHasher + bloomforge_core::format::PersistentHasher>(
+    name: &str,
+    bytes: &[u8],
+    f: &CuckooFilter<F, S>,
+    view: &CuckooFilterView<'_, F, S>,
+) {
+    f.validate().unwrap();
+    assert_eq!(f.len(), 900, "{name}");
+    assert_eq!(view.len(), 900, "{name}");
+    for i in 100..1000 {
+        assert!(f.contains(&key(i)), "{name}: {} lost", key(i));
+        assert!(view.contains(&key(i)), "{name}: {} lost (view)", key(i));
+    }
+    let then = String::from_utf8(read(&format!("{name}.maybe.txt"))).unwrap();
+    assert_eq!(
+        maybe_list(|k| f.contains(k)),
+        then,
+        "{name}: non-members differ"
+    );
+    assert_eq!(
+        maybe_list(|k| view.contains(k)),
+        then,
+        "{name}: view differs"
+    );
+    assert_eq!(f.to_bytes(), bytes, "{name}: re-encoding changed the bytes");
+}
+
+#[test]
+fn cuckoo_filters_written_before_still_load() {
+    let bytes = read("cuckoo.bin");
+    let f = CuckooFilter::<Fp12>::from_bytes(&bytes).unwrap();
+    check(
+        "cuckoo",
+        &bytes,
+        &f,
+        &CuckooFilterView::new(&bytes).unwrap(),
+    );
+    assert_eq!(
+        CuckooFilter::<Fp12>::read_from(&bytes[..])
+            .unwrap()
+            .to_bytes(),
+        bytes
+    );
+    let bytes = read("cuckoo-fp8.bin");
+    let f = CuckooFilter::<Fp8>::from_bytes(&bytes).unwrap();
+    check(
+        "cuckoo-fp8",
+        &bytes,
+        &f,
+        &CuckooFilterView::new(&bytes).unwrap(),
+    );
+    // Another fingerprint width does not read them.
+    assert!(CuckooFilter::<Fp12>::from_bytes(&bytes).is_err());
+}
+
+#[test]
+fn keyed_cuckoo_filters_written_before_load_with_their_key_only() {
+    let bytes = read("cuckoo-fp16-keyed.bin");
+    let hasher = KeyedHasher::with_key(KEY);
+    let f =
+        CuckooFilter::<Fp16, KeyedHasher>::from_bytes_with_hasher(&bytes, hasher.clone()).unwrap();
+    let view = CuckooFilterView::<Fp16, KeyedHasher>::with_hasher(&bytes, hasher).unwrap();
+    check("cuckoo-fp16-keyed", &bytes, &f, &view);
+    let mismatch = |e: CuckooError| e == CuckooError::Core(bloomforge_core::Error::HasherMismatch);
+    assert!(mismatch(
+        CuckooFilter::<Fp16>::from_bytes(&bytes).unwrap_err()
+    ));
+    let other = KeyedHasher::with_key([1, 2, 3, 5]);
+    assert!(mismatch(
+        CuckooFilter::<Fp16, KeyedHasher>::from_bytes_with_hasher(&bytes, other).unwrap_err()
+    ));
+}
+
+fn fill<F: Fingerprint, S: BuildHasher>(f: &mut CuckooFilter<F, S>) {
+    for i in 0..1000 {
+        f.insert(&key(i)).unwrap();
+    }
+    for i in 0..100 {
+        f.remove(&key(i)).unwrap();
+    }
+}
+
+/// Writes the fixtures (see the file's docs).
+#[test]
+#[ignore]
+fn write_fixtures() {
+    let write = |name: &str, bytes: Vec<u8>, maybe: String| {
+        std::fs::write(format!("{DATA}{name}.bin"), bytes).unwrap();
+        std::fs::write(format!("{DATA}{name}.maybe.txt"), maybe).unwrap();
+    };
+    let mut f = CuckooFilter::builder()
+        .expected_items(1000)
+        .seed(42)
+        .build()
+        .unwrap();
+    fill(&mut f);
+    write("cuckoo", f.to_bytes(), maybe_list(|k| f.contains(k)));
+    let mut f = CuckooFilter::builder()
+        .expected_items(1000)
+        .seed(42)
+        .bucket_size(2)
+        .fingerprint::<Fp8>()
+        .build()
+        .unwrap();
+    fill(&mut f);
+    write("cuckoo-fp8", f.to_bytes(), maybe_list(|k| f.contains(k)));
+    let mut f = CuckooFilter::builder()
+        .expected_items(1000)
+        .fingerprint::<Fp16>()
+        .hasher(KeyedHasher::with_key(KEY))
+        .build()
+        .unwrap();
+    fill(&mut f);
+    write(
+        "cuckoo-fp16-keyed",
+        f.to_bytes(),
+        maybe_list(|k| f.contains(k)),
+    );
+}
