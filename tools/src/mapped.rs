@@ -120,11 +120,14 @@ impl MappedInput {
                     None => memchr::memchr(b'\n', &self.map[want..]).map_or(len, |i| want + i + 1),
                 }
             };
-            // Map the window's pages in one call rather than one fault per 64 KiB (a hint:
-            // kernels before 5.14 refuse it, and the walk faults them in instead).
-            let _ = self
-                .map
-                .advise_range(memmap2::Advice::PopulateRead, start, end - start);
+            // Map the window's pages with a few calls rather than one fault per 64 KiB,
+            // in parallel: mapping page-cache pages costs about as much as copying them,
+            // and on one thread it would hold the others up (a hint: kernels before 5.14
+            // refuse it, and the walk faults the pages in instead).
+            let map = &self.map;
+            chunks(start, end).into_par_iter().for_each(|(a, b)| {
+                let _ = map.advise_range(memmap2::Advice::PopulateRead, a, b - a);
+            });
             self.progress.inc((end - start) as u64);
             let window = Window {
                 data: &self.map[start..end],
@@ -146,19 +149,33 @@ impl MappedInput {
         const PAGE: usize = 4096;
         let upto = self.pos / PAGE * PAGE;
         if upto > self.released {
-            // SAFETY: the mapping is private and read-only, so dropping its pages loses
-            // nothing: a later access re-reads them from the file. No slice of the
-            // released range is alive: windows borrow `self`, and this runs under `&mut`.
-            let _ = unsafe {
-                self.map.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    self.released,
-                    upto - self.released,
-                )
-            };
+            let map = &self.map;
+            // In parallel, as the populate above.
+            chunks(self.released, upto)
+                .into_par_iter()
+                .for_each(|(a, b)| {
+                    // SAFETY: the mapping is private and read-only, so dropping its pages
+                    // loses nothing: a later access re-reads them from the file. No slice of
+                    // the released range is alive: windows borrow `self`, and this runs under
+                    // `&mut self`.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, a, b - a)
+                    };
+                });
             self.released = upto;
         }
     }
+}
+
+/// `start..end` cut into one page-aligned range per thread (for the `madvise` calls).
+fn chunks(start: usize, end: usize) -> Vec<(usize, usize)> {
+    const PAGE: usize = 4096;
+    let threads = rayon::current_num_threads().max(1);
+    let step = (end - start).div_ceil(threads).div_ceil(PAGE).max(1) * PAGE;
+    (0..threads)
+        .map(|t| (start + t * step, (start + (t + 1) * step).min(end)))
+        .filter(|(a, b)| a < b)
+        .collect()
 }
 
 impl Window<'_> {
