@@ -428,8 +428,11 @@ impl<S: PersistentHasher + Clone> AttenuatedBloomFilter<S> {
             ));
         }
         let rest = (payload.len() - PARAMS_LEN - 8) as u64;
-        let need = edges
-            .checked_mul(8 + depth as u64 * one)
+        // Every product checked: `one` comes from the bytes (hostile sizes overflow).
+        let need = (depth as u64)
+            .checked_mul(one)
+            .and_then(|levels| levels.checked_add(8))
+            .and_then(|per_edge| edges.checked_mul(per_edge))
             .and_then(|x| x.checked_add(one));
         if need != Some(rest) {
             return Err(corrupt("attenuated filter: payload length does not match"));
