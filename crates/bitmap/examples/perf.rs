@@ -1,18 +1,26 @@
-//! Performance of the bitmap crate against `roaring`, a sort + scan and memory floors.
+//! Performance of the bitmap crate and of `bloomforge ints unique` against a sort + scan,
+//! `roaring` and memory floors, side by side in one run.
 //!
 //! ```text
 //! cargo build --release -p bloomforge-cli      # for the end-to-end `ints unique` rows
 //! cargo run --release -p bloomforge-bitmap --example perf
 //! ```
 //! `PERF_N` sets the number of values (default 250 million); `PERF_REPS` the repetitions
-//! of the fast measurements (default 3; the median is printed); `PERF_ROARING=0` skips
-//! the roaring row (it takes minutes). The values are random
-//! `u32` (xorshift, fixed seed) written to a binary file in a temporary directory, which
-//! is deleted at the end. Every timed answer is checked.
+//! of every timed row (default 3; the median is printed); `PERF_ROARING=0` skips the
+//! roaring row (it takes minutes: one insert at a time into array containers). The values
+//! are random `u32` (xorshift, fixed seed) written to a binary file in a temporary
+//! directory, which is deleted at the end. Every timed answer is checked: counts against
+//! the sort + scan, and the printed output of `ints unique` line by line against the
+//! sorted values (in one untimed run).
+//!
+//! The reference, "sort + scan", is what the 2-bitmap replaces: `sort_unstable` of a
+//! `Vec<u32>` copy of the values (the copy's allocation included, as `ints unique` pays
+//! for its own) and one linear scan counting the runs of length 1; on 2 threads,
+//! `par_sort_unstable`. Ratios compare rows on the same number of threads.
 
-use bloomforge_bitmap::{Backend, Bitmap, TwoBitmap};
+use bloomforge_bitmap::{Backend, Bitmap, RangeBuckets, TwoBitmap};
 use rayon::prelude::*;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -40,7 +48,9 @@ fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (r, t.elapsed().as_secs_f64())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `reps` runs of `f` (which returns its own time).
+fn median_of(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
+    let mut v: Vec<f64> = (0..reps).map(|_| f()).collect();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
@@ -123,20 +133,65 @@ fn cli() -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
-fn run_cli(bin: &Path, file: &Path, threads: usize, count: bool) -> (String, f64) {
+fn unique_cmd(bin: &Path, file: &Path, threads: usize, count: bool) -> Command {
     let mut cmd = Command::new(bin);
-    cmd.args(["ints", "unique", "--format", "u32le", "--memory", "4G"])
+    cmd.args(["--threads", &threads.to_string()])
+        .args(["ints", "unique", "--format", "u32le", "--memory", "4G"])
         .arg(file)
-        .env("RAYON_NUM_THREADS", threads.to_string())
         .stderr(Stdio::inherit());
     if count {
         cmd.arg("--count");
-    } else {
+    }
+    cmd
+}
+
+/// One timed run of `ints unique`: the count it printed (with `--count`), and seconds.
+fn run_cli(bin: &Path, file: &Path, threads: usize, count: bool) -> (String, f64) {
+    let mut cmd = unique_cmd(bin, file, threads, count);
+    if !count {
         cmd.stdout(std::fs::File::create("/dev/null").unwrap());
     }
     let (out, t) = secs(|| cmd.output().unwrap());
     assert!(out.status.success(), "ints unique failed");
     (String::from_utf8(out.stdout).unwrap().trim().to_string(), t)
+}
+
+/// Checks every line `ints unique` prints against the exactly-once values of `sorted`.
+fn check_cli_output(bin: &Path, file: &Path, threads: usize, sorted: &[u32]) {
+    let mut child = unique_cmd(bin, file, threads, false)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let reader = std::io::BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+    let mut want = sorted.chunk_by(|a, b| a == b).filter(|r| r.len() == 1);
+    let mut lines = 0u64;
+    for line in reader.lines() {
+        let got: u32 = line.unwrap().parse().unwrap();
+        assert_eq!(Some(got), want.next().map(|r| r[0]), "line {lines}");
+        lines += 1;
+    }
+    assert!(
+        want.next().is_none(),
+        "output ends early after {lines} lines"
+    );
+    assert!(child.wait().unwrap().success());
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn main() {
@@ -150,9 +205,13 @@ fn main() {
         .unwrap_or(3);
     let gb = |bytes: f64, t: f64| bytes / t / 1e9;
     println!(
-        "# {n} random u32, medians of {reps} (sort, roaring: one run); backend {:?}",
-        Backend::detect()
+        "# {n} random u32, medians of {reps}; {} ({} logical CPUs), backend {:?}; load average at start {}",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(0, |p| p.get()),
+        Backend::detect(),
+        load_average()
     );
+    let per = |t: f64| t * 1e9 / n as f64;
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("values.u32");
@@ -172,77 +231,103 @@ fn main() {
         .collect();
     assert_eq!(values.len(), n);
 
-    // Sort + scan: the reference answer.
-    let (once_sorted, t_sort1) = secs(|| {
-        let mut v = values.clone();
-        v.sort_unstable();
-        count_once_sorted(&v)
-    });
-    let (once_sorted2, t_sort2) = secs(|| {
-        pool(2).install(|| {
-            let mut v = values.clone();
-            v.par_sort_unstable();
-            count_once_sorted(&v)
-        })
-    });
-    assert_eq!(once_sorted, once_sorted2);
-    println!(
-        "| sort + scan (exactly-once count), 1 thread | {t_sort1:.2} s | {:.1} ns/value |",
-        t_sort1 * 1e9 / n as f64
-    );
-    println!(
-        "| sort + scan, 2 threads (par_sort_unstable) | {t_sort2:.2} s | {:.1} ns/value |",
-        t_sort2 * 1e9 / n as f64
-    );
+    // Sort + scan: the reference answer and times, 1 and 2 threads.
+    let mut sorted = values.clone();
+    sorted.sort_unstable();
+    let once_sorted = count_once_sorted(&sorted);
+    let mut t_sort = [0.0f64; 3];
+    for threads in [1, 2] {
+        let p = pool(threads);
+        t_sort[threads] = median_of(reps, || {
+            let (once, t) = secs(|| {
+                p.install(|| {
+                    let mut v = values.clone();
+                    if threads == 1 {
+                        v.sort_unstable();
+                    } else {
+                        v.par_sort_unstable();
+                    }
+                    count_once_sorted(&v)
+                })
+            });
+            assert_eq!(once, once_sorted);
+            t
+        });
+        println!(
+            "| sort + scan (copy, {}, count runs of 1), {threads} thread(s) | {:.2} s | {:.1} ns/value | reference |",
+            if threads == 1 { "sort_unstable" } else { "par_sort_unstable" },
+            t_sort[threads],
+            per(t_sort[threads])
+        );
+    }
 
     // 2-bitmap load vs the read-modify-write floor.
-    let t_plain = median(
-        (0..reps)
-            .map(|_| {
-                let (two, t) = secs(|| {
-                    let mut two = TwoBitmap::full_u32().unwrap();
-                    two.insert_batch(&values).unwrap();
-                    two
-                });
-                assert_eq!(two.count_once(), once_sorted);
-                t
-            })
-            .collect(),
-    );
+    let t_plain = median_of(reps, || {
+        let (two, t) = secs(|| {
+            let mut two = TwoBitmap::full_u32().unwrap();
+            two.insert_batch(&values).unwrap();
+            two
+        });
+        assert_eq!(two.count_once(), once_sorted);
+        t
+    });
     println!(
-        "| 2-bitmap load, insert_batch (prefetched, in input order), 1 thread | {t_plain:.2} s | {:.1} ns/value |",
-        t_plain * 1e9 / n as f64
+        "| 2-bitmap load, insert_batch (prefetched, in input order), 1 thread | {t_plain:.2} s | {:.1} ns/value | |",
+        per(t_plain)
     );
     for threads in [1, 2] {
         let p = pool(threads);
-        let t_load = median(
-            (0..reps)
-                .map(|_| {
-                    let (two, t) = secs(|| {
-                        let mut two = TwoBitmap::full_u32().unwrap();
-                        p.install(|| two.par_insert_batch(&values)).unwrap();
-                        two
-                    });
-                    assert_eq!(two.count_once(), once_sorted);
-                    t
-                })
-                .collect(),
-        );
-        let t_floor = median(
-            (0..reps)
-                .map(|_| {
-                    let (sum, t) = secs(|| p.install(|| rmw_floor(&values, threads)));
-                    // Each byte counts its values mod 256; no byte of random data sees 256 of them.
-                    assert_eq!(sum, n as u64);
-                    t
-                })
-                .collect(),
-        );
+        let t_load = median_of(reps, || {
+            let (two, t) = secs(|| {
+                let mut two = TwoBitmap::full_u32().unwrap();
+                p.install(|| two.par_insert_batch(&values)).unwrap();
+                two
+            });
+            assert_eq!(two.count_once(), once_sorted);
+            t
+        });
+        let t_floor = median_of(reps, || {
+            let (sum, t) = secs(|| p.install(|| rmw_floor(&values, threads)));
+            // Each byte counts its values mod 256; no byte of random data sees 256 of them.
+            assert_eq!(sum, n as u64);
+            t
+        });
         println!(
-            "| 2-bitmap load, par_insert_batch (bucketed by 1 MiB region), {threads} thread(s) | {t_load:.2} s | {:.1} ns/value | floor {t_floor:.2} s ({:.1} ns/value), load/floor {:.2}x |",
-            t_load * 1e9 / n as f64,
-            t_floor * 1e9 / n as f64,
+            "| 2-bitmap load, par_insert_batch (grouped by 1 MiB region), {threads} thread(s) | {t_load:.2} s | {:.1} ns/value | floor {t_floor:.2} s ({:.1} ns/value): load/floor {:.2}x |",
+            per(t_load),
+            per(t_floor),
             t_load / t_floor
+        );
+    }
+    // The in-memory plan of `ints unique` in-process: values grouped by range, each range
+    // counted in a 1 MiB 2-bitmap.
+    for threads in [1, 2] {
+        let p = pool(threads);
+        let t = median_of(reps, || {
+            let (once, t) = secs(|| {
+                p.install(|| {
+                    let buckets = RangeBuckets::par_new(&[&values], 10).unwrap();
+                    (0..buckets.buckets())
+                        .into_par_iter()
+                        .with_min_len(64)
+                        .map_init(
+                            || TwoBitmap::new(buckets.span()).unwrap(),
+                            |t, b| {
+                                t.clear();
+                                t.insert_bucket(&buckets, b).unwrap();
+                                t.count_once()
+                            },
+                        )
+                        .sum::<u64>()
+                })
+            });
+            assert_eq!(once, once_sorted);
+            t
+        });
+        println!(
+            "| RangeBuckets (1024 ranges) + a 1 MiB 2-bitmap per range, count once, in-process, {threads} thread(s) | {t:.2} s | {:.1} ns/value | sort + scan / this: {:.2}x |",
+            per(t),
+            t_sort[threads] / t
         );
     }
 
@@ -250,23 +335,30 @@ fn main() {
     match cli() {
         Some(bin) => {
             for threads in [1, 2] {
-                let runs: Vec<(String, f64)> =
-                    (0..reps).map(|_| run_cli(&bin, &file, threads, true)).collect();
-                assert!(runs.iter().all(|(c, _)| *c == once_sorted.to_string()));
-                let t = median(runs.iter().map(|r| r.1).collect());
+                check_cli_output(&bin, &file, threads, &sorted);
+                let mut counts = Vec::new();
+                let t = median_of(reps, || {
+                    let (c, t) = run_cli(&bin, &file, threads, true);
+                    counts.push(c);
+                    t
+                });
+                assert!(counts.iter().all(|c| *c == once_sorted.to_string()));
                 println!(
-                    "| `bloomforge ints unique --format u32le --count FILE`, {threads} thread(s) | {t:.2} s | sort+scan(1 thread)/unique {:.2}x |",
-                    t_sort1 / t
+                    "| `bloomforge --threads {threads} ints unique --format u32le --count FILE` | {t:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x |",
+                    per(t),
+                    t_sort[threads] / t
                 );
-                let t = median((0..reps).map(|_| run_cli(&bin, &file, threads, false).1).collect());
+                let t = median_of(reps, || run_cli(&bin, &file, threads, false).1);
                 println!(
-                    "| `bloomforge ints unique --format u32le FILE > /dev/null`, {threads} thread(s) | {t:.2} s | sort+scan(1 thread)/unique {:.2}x |",
-                    t_sort1 / t
+                    "| `bloomforge --threads {threads} ints unique --format u32le FILE > /dev/null` ({once_sorted} lines) | {t:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x |",
+                    per(t),
+                    t_sort[threads] / t
                 );
             }
         }
         None => println!("(no target/release/bloomforge: `cargo build --release -p bloomforge-cli` for the end-to-end rows)"),
     }
+    drop(sorted);
 
     // contains_batch in a 512 MiB bitmap vs the random-read floor.
     let mut bitmap = Bitmap::full_u32().unwrap();
@@ -274,35 +366,27 @@ fn main() {
     let queries = xorshift(2, n);
     let mut out = vec![false; 1 << 20];
     let hits_plain = queries.iter().filter(|&&q| bitmap.contains(q)).count() as u64;
-    let t_contains = median(
-        (0..reps)
-            .map(|_| {
-                let (hits, t) = secs(|| {
-                    let mut hits = 0u64;
-                    for c in queries.chunks(1 << 20) {
-                        bitmap.contains_batch(c, &mut out[..c.len()]).unwrap();
-                        hits += out[..c.len()].iter().filter(|&&h| h).count() as u64;
-                    }
-                    hits
-                });
-                assert_eq!(hits, hits_plain);
-                t
-            })
-            .collect(),
-    );
-    let t_read = median(
-        (0..reps)
-            .map(|_| {
-                let (hits, t) = secs(|| read_floor(bitmap.as_words(), &queries));
-                assert_eq!(hits, hits_plain);
-                t
-            })
-            .collect(),
-    );
+    let t_contains = median_of(reps, || {
+        let (hits, t) = secs(|| {
+            let mut hits = 0u64;
+            for c in queries.chunks(1 << 20) {
+                bitmap.contains_batch(c, &mut out[..c.len()]).unwrap();
+                hits += out[..c.len()].iter().filter(|&&h| h).count() as u64;
+            }
+            hits
+        });
+        assert_eq!(hits, hits_plain);
+        t
+    });
+    let t_read = median_of(reps, || {
+        let (hits, t) = secs(|| read_floor(bitmap.as_words(), &queries));
+        assert_eq!(hits, hits_plain);
+        t
+    });
     println!(
-        "| contains_batch, 512 MiB bitmap, 1 thread | {t_contains:.2} s | {:.1} ns/query | read floor {t_read:.2} s ({:.1} ns/query), contains/floor {:.2}x |",
-        t_contains * 1e9 / n as f64,
-        t_read * 1e9 / n as f64,
+        "| contains_batch, 512 MiB bitmap, {n} random queries, 1 thread | {t_contains:.2} s | {:.1} ns/query | read floor {t_read:.2} s ({:.1} ns/query): contains/floor {:.2}x |",
+        per(t_contains),
+        per(t_read),
         t_contains / t_read
     );
 
@@ -317,25 +401,22 @@ fn main() {
         u.len()
     };
     for backend in Backend::available() {
-        let t = median(
-            (0..reps)
-                .map(|_| {
-                    let mut u = bitmap.clone();
-                    u.set_backend(backend).unwrap();
-                    let ((), t) = secs(|| u.union(&other).unwrap());
-                    assert_eq!(u.len(), want_len);
-                    t
-                })
-                .collect(),
-        );
+        let t = median_of(reps, || {
+            let mut u = bitmap.clone();
+            u.set_backend(backend).unwrap();
+            let ((), t) = secs(|| u.union(&other).unwrap());
+            assert_eq!(u.len(), want_len);
+            t
+        });
         println!(
-            "| union of two 512 MiB bitmaps, {} | {:.3} s | {:.1} GB/s (2 x 512 MiB read + 512 MiB written) |",
+            "| union of two 512 MiB bitmaps, {}, 1 thread | {:.1} ms | | {:.1} GB/s (2 x 512 MiB read + 512 MiB written) |",
             backend.name(),
-            t,
+            t * 1e3,
             gb(3.0 * (512u64 << 20) as f64, t)
         );
     }
     // roaring: seen / seen-twice, once = seen - twice (PERF_ROARING=0 skips it: minutes).
+    // roaring has no parallel insert, so one thread only.
     if std::env::var("PERF_ROARING").as_deref() != Ok("0") {
         let (once_roaring, t_roaring) = secs(|| {
             let mut seen = roaring::RoaringBitmap::new();
@@ -349,10 +430,12 @@ fn main() {
         });
         assert_eq!(once_roaring, once_sorted);
         println!(
-            "| roaring (seen / seen-twice), 1 thread | {t_roaring:.2} s | {:.1} ns/value |",
-            t_roaring * 1e9 / n as f64
+            "| roaring 0.10 (seen / seen-twice bitmaps; no parallel insert), 1 thread, one run | {t_roaring:.2} s | {:.1} ns/value | {:.0}x the sort + scan |",
+            per(t_roaring),
+            t_roaring / t_sort[1]
         );
     }
+    println!("# load average at end {}", load_average());
     drop(dir); // deletes the data file
 }
 

@@ -12,8 +12,14 @@ use rayon::prelude::*;
 /// How many values ahead a batch prefetches.
 pub(crate) const AHEAD: usize = 16;
 
+/// Tables up to this many words (256 KiB, a quarter of a typical L2 cache) are updated
+/// without prefetching: they stay in cache, where a prefetch is only one more instruction
+/// a value. (A 1 MiB table, one region of the partitioned load, still gains from it:
+/// 1.0 vs 1.2 ns a value in the 2-bitmap on a Zen 5 core.)
+const PREFETCH_MIN_WORDS: usize = 1 << 15;
+
 /// Applies `update(words, v)` to every value (each `v >> shift` indexes `words`),
-/// prefetching ahead.
+/// prefetching ahead in tables larger than a cache.
 #[inline(always)]
 pub(crate) fn apply_prefetched(
     words: &mut [u64],
@@ -21,6 +27,12 @@ pub(crate) fn apply_prefetched(
     values: &[u32],
     update: impl Fn(&mut [u64], u32),
 ) {
+    if words.len() <= PREFETCH_MIN_WORDS {
+        for &v in values {
+            update(words, v);
+        }
+        return;
+    }
     let base = words.as_ptr();
     for (i, &v) in values.iter().enumerate() {
         if let Some(&ahead) = values.get(i + AHEAD) {
@@ -30,23 +42,16 @@ pub(crate) fn apply_prefetched(
     }
 }
 
-/// A pointer the scatter's threads share; each writes only its own slots.
-struct SyncPtr(*mut u32);
-// SAFETY: the pointer is only used for writes to slots that are disjoint between the
-// threads (see `partitioned_apply`), into an allocation that outlives the parallel loop.
-unsafe impl Sync for SyncPtr {}
-// SAFETY: as above; the pointer is only moved into the rayon scope.
-unsafe impl Send for SyncPtr {}
-
 /// Words per region of the partitioned load: 1 MiB, which stays in a core's L2 cache.
 const REGION_WORDS: usize = 1 << 17;
 
 /// The partitioned load, for batches dense enough that most cache lines of the table get
-/// several updates: the values are first bucketed by region (a counting pass and a
-/// scatter into a scratch copy of the input, 4 bytes per value), then each region's
-/// updates run in cache, regions in parallel on the rayon threads (disjoint words, no
-/// atomics). Random updates then cost cache, not DRAM, latency. Returns `false` (nothing
-/// done) if the batch is too sparse for it to pay or the scratch cannot be allocated.
+/// several updates: the values are first grouped by region with the radix partition of
+/// [`crate::partition`] (one counting pass and one scatter, on all threads, into a copy of
+/// the input: 4 bytes per value), then each region's updates run in cache, regions in
+/// parallel on the rayon threads (disjoint words, no atomics). Random updates then cost
+/// cache, not DRAM, latency. Returns `false` (nothing done) if the batch is too sparse for
+/// it to pay or the copy cannot be allocated.
 pub(crate) fn partitioned_apply(
     words: &mut [u64],
     shift: u32,
@@ -59,69 +64,18 @@ pub(crate) fn partitioned_apply(
     }
     let region_shift = shift + REGION_WORDS.trailing_zeros();
     let regions = words.len().div_ceil(REGION_WORDS);
-    let mut scratch: Vec<u32> = Vec::new();
-    if scratch.try_reserve_exact(values.len()).is_err() {
+    // Each value is kept as its offset in its region.
+    let Ok(part) =
+        crate::partition::partition(&[values], region_shift, regions, (1u32 << region_shift) - 1)
+    else {
         return false;
-    }
-    // The counting and scatter passes run on every rayon thread, each over its own
-    // contiguous piece of the input: piece `p` counts its values per region, and writes
-    // region `r`'s values after those of pieces `0..p` (so the scatter is deterministic
-    // and the region's values stay in input order).
-    let parts = if values.len() >= 1 << 22 {
-        rayon::current_num_threads().max(1)
-    } else {
-        1
     };
-    let piece = values.len().div_ceil(parts).max(1);
-    let hists: Vec<Vec<usize>> = values
-        .par_chunks(piece)
-        .map(|c| {
-            let mut h = vec![0usize; regions];
-            for &v in c {
-                h[(v >> region_shift) as usize] += 1;
-            }
-            h
-        })
-        .collect();
-    // bounds[r]: where region r starts; starts[p][r]: where piece p writes region r.
-    let mut bounds = vec![0usize; regions + 1];
-    let mut starts = vec![vec![0usize; regions]; hists.len()];
-    let mut at = 0usize;
-    for r in 0..regions {
-        bounds[r] = at;
-        for (p, h) in hists.iter().enumerate() {
-            starts[p][r] = at;
-            at += h[r];
-        }
-    }
-    bounds[regions] = at;
-    debug_assert_eq!(at, values.len());
-    let out = SyncPtr(scratch.spare_capacity_mut().as_mut_ptr().cast::<u32>());
-    values
-        .par_chunks(piece)
-        .zip(starts.into_par_iter())
-        .for_each(|(c, mut next)| {
-            let out = &out;
-            for &v in c {
-                let r = (v >> region_shift) as usize;
-                // SAFETY: `next[r]` walks piece p's own slots of region r,
-                // `starts[p][r] .. starts[p][r] + hists[p][r]`: within the reserved
-                // `values.len()` slots, and disjoint from every other piece's and
-                // region's slots, so no two threads write one slot.
-                unsafe { out.0.add(next[r]).write(v) };
-                next[r] += 1;
-            }
-        });
-    // SAFETY: the scatter wrote every slot `0..values.len()` exactly once (the pieces'
-    // slots of all regions partition that range, each written by its piece).
-    unsafe { scratch.set_len(values.len()) };
     words
         .par_chunks_mut(REGION_WORDS)
         .enumerate()
         .for_each(|(r, region)| {
-            let base = ((r * REGION_WORDS) as u64) << shift;
-            for &v in &scratch[bounds[r]..bounds[r + 1]] {
-                update(region, (u64::from(v) - base) as u32);
+            for &v in part.bucket(r) {
+                update(region, v);
             }
         });
     true

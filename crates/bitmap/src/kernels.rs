@@ -66,6 +66,33 @@ pub(crate) mod scalar {
     }
 }
 
+/// Appends `base + 32 * i + j` (wrapping) to `out` for every word `i` of `words` and every
+/// 2-bit field `j` of it whose bit `high` (0: the low bit, "once"; 1: the high bit, "many")
+/// is set: the values of one state of a 2-bitmap, ascending. AVX-512 (with BMI2) where the
+/// CPU has it: each word's 32 flags are gathered with `pext` and the values compressed 16
+/// at a time, without a branch per value; else a trailing-zero scan.
+pub(crate) fn append_fields(words: &[u64], high: u32, base: u32, out: &mut Vec<u32>) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if x86::has_avx512_bmi2() {
+        // SAFETY: AVX-512F, BMI2 and POPCNT were detected.
+        unsafe { x86::append_fields_avx512(words, high, base, out) };
+        return;
+    }
+    append_fields_scalar(words, high, base, out);
+}
+
+/// The portable [`append_fields`] (the oracle of its tests).
+pub(crate) fn append_fields_scalar(words: &[u64], high: u32, base: u32, out: &mut Vec<u32>) {
+    for (i, &w) in words.iter().enumerate() {
+        let mut m = (w >> high) & LOW;
+        let first = base.wrapping_add((i as u32).wrapping_mul(32));
+        while m != 0 {
+            out.push(first.wrapping_add(m.trailing_zeros() / 2));
+            m &= m - 1;
+        }
+    }
+}
+
 /// Sum of `count_ones` over atomic words, each read with one relaxed load (8 independent
 /// accumulators). Atomic loads do not vectorise, so this is the word-at-a-time hardware
 /// popcount where the CPU has it (`POPCNT`, detected at run time), which keeps pace with
@@ -164,6 +191,70 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     pub(crate) unsafe fn binary_avx512(op: Op, a: &mut [u64], b: &[u64]) {
         binary_loop(op, a, b)
+    }
+
+    pub(crate) fn has_avx512_bmi2() -> bool {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("popcnt")
+    }
+
+    /// [`super::append_fields`] on AVX-512F and BMI2.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F, BMI2 and POPCNT.
+    #[target_feature(enable = "avx512f,bmi2,popcnt")]
+    pub(crate) unsafe fn append_fields_avx512(
+        words: &[u64],
+        high: u32,
+        base: u32,
+        out: &mut Vec<u32>,
+    ) {
+        use core::arch::x86_64::{
+            _mm512_add_epi32, _mm512_maskz_compress_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+            _mm512_storeu_si512, _pext_u64,
+        };
+        let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let sixteen = _mm512_set1_epi32(16);
+        // Blocks of 64 words: room for all their fields, plus the 16 values one compressed
+        // store may write past the last.
+        for (k, block) in words.chunks(64).enumerate() {
+            out.reserve(block.len() * 32 + 16);
+            let mut len = out.len();
+            let dst = out.as_mut_ptr();
+            let block_base = base.wrapping_add((k as u32).wrapping_mul(64 * 32));
+            for (j, eight) in block.chunks(8).enumerate() {
+                // Sparse tables: skip eight empty words at once.
+                if eight.iter().fold(0, |a, &w| a | (w >> high)) & super::LOW == 0 {
+                    continue;
+                }
+                for (i, &w) in eight.iter().enumerate() {
+                    let m = _pext_u64(w >> high, super::LOW);
+                    let first = block_base.wrapping_add(((j * 8 + i) * 32) as u32);
+                    let lo = _mm512_add_epi32(iota, _mm512_set1_epi32(first as i32));
+                    let hi = _mm512_add_epi32(lo, sixteen);
+                    let (m0, m1) = (m as u16, (m >> 16) as u16);
+                    // SAFETY: `len + 16 <= capacity`: the block reserved 32 values a word
+                    // plus 16, and `len` grows by at most 16 a store.
+                    unsafe {
+                        _mm512_storeu_si512(
+                            dst.add(len).cast(),
+                            _mm512_maskz_compress_epi32(m0, lo),
+                        );
+                        len += m0.count_ones() as usize;
+                        _mm512_storeu_si512(
+                            dst.add(len).cast(),
+                            _mm512_maskz_compress_epi32(m1, hi),
+                        );
+                        len += m1.count_ones() as usize;
+                    }
+                }
+            }
+            // SAFETY: values `..len` are initialised: those before were, and each
+            // compressed store wrote its `count_ones` values at `len` (its other lanes are
+            // past the new `len`); `len` stays within the capacity.
+            unsafe { out.set_len(len) };
+        }
     }
 
     pub(crate) fn has_vpopcntdq() -> bool {
@@ -283,6 +374,28 @@ mod tests {
                     let mut got = a.clone();
                     binary(backend, op, &mut got, &b);
                     assert_eq!(got, want, "{backend:?} {op:?} n={n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn append_fields_matches_a_field_by_field_scan() {
+        for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 130, 1000] {
+            let w: Vec<u64> = words(n as u64 + 3, n).into_iter().map(two_bit).collect();
+            for high in [0, 1] {
+                for base in [0u32, 5, u32::MAX - 100] {
+                    let want: Vec<u32> = (0..n * 32)
+                        .filter(|&x| (w[x / 32] >> (2 * (x % 32) + high as usize)) & 1 == 1)
+                        .map(|x| base.wrapping_add(x as u32))
+                        .collect();
+                    let mut got = vec![42];
+                    append_fields(&w, high, base, &mut got);
+                    assert_eq!(got[0], 42);
+                    assert_eq!(&got[1..], want, "n={n} high={high} base={base}");
+                    let mut scalar = vec![42];
+                    append_fields_scalar(&w, high, base, &mut scalar);
+                    assert_eq!(scalar, got);
                 }
             }
         }

@@ -49,10 +49,12 @@ mod bitmap;
 mod bulk;
 mod kernels;
 mod mem;
+mod partition;
 mod two;
 
 pub use bitmap::{AtomicBitmap, AtomicIter, Bitmap, BitmapBuilder, BitmapView, Iter};
 pub use bloomforge_core::Backend;
+pub use partition::RangeBuckets;
 pub use two::{AtomicTwoBitmap, IterState, Seen, TwoBitmap, TwoBitmapBuilder, TwoBitmapView};
 
 use bloomforge_core::format::{self, FilterKind};
@@ -92,6 +94,9 @@ pub enum BitmapError {
         /// Universe of the other operand.
         right: u64,
     },
+    /// [`RangeBuckets`] groups by `1..=16` high bits.
+    #[error("{0} bucket bits: RangeBuckets groups values by 1..=16 high bits")]
+    InvalidBucketBits(u32),
     /// The backend is not supported by this CPU.
     #[error("backend {0} is not available on this CPU; pick one of Backend::available()")]
     BackendUnavailable(&'static str),

@@ -191,6 +191,56 @@ fn check_two(t: &TwoBitmap, counts: &BTreeMap<u32, usize>) {
     for x in 0..t.universe().min(5000) as u32 {
         assert_eq!(t.seen(x), state(counts.get(&x).copied().unwrap_or(0)));
     }
+    check_listing(t, &once, &many);
+}
+
+/// The bulk listings (`append_once`, `append_many`, `for_each_once_block`) agree with the
+/// model on the whole universe, on ranges that start and end inside words, and with an
+/// offset (which wraps).
+fn check_listing(t: &TwoBitmap, once: &[u32], many: &[u32]) {
+    let u = t.universe();
+    let mut got = vec![7];
+    t.append_once(0..u64::MAX, 0, &mut got);
+    assert_eq!(got[0], 7);
+    assert_eq!(&got[1..], once);
+    let mut got = Vec::new();
+    t.append_many(0..u, 0, &mut got);
+    assert_eq!(got, many);
+    let mut blocks = Vec::new();
+    t.for_each_once_block(0..u, 0, |b| {
+        assert!(!b.is_empty() && b.len() <= 2048);
+        blocks.extend_from_slice(b);
+    });
+    assert_eq!(blocks, once);
+    let top = u.min(1 << 20);
+    for (lo, hi) in [
+        (0, 1),
+        (1, 31),
+        (31, 33),
+        (32, 64),
+        (5, 5),
+        (63, 2100),
+        (top / 3, top),
+        (top - 1, top + 5),
+    ] {
+        for offset in [0u32, 1000, u32::MAX - 10] {
+            let want = |src: &[u32]| -> Vec<u32> {
+                src.iter()
+                    .filter(|&&x| (lo..hi).contains(&u64::from(x)))
+                    .map(|&x| offset.wrapping_add(x))
+                    .collect()
+            };
+            let mut got = Vec::new();
+            t.append_once(lo..hi, offset, &mut got);
+            assert_eq!(got, want(once), "once in {lo}..{hi} + {offset}");
+            let mut got = Vec::new();
+            t.append_many(lo..hi, offset, &mut got);
+            assert_eq!(got, want(many), "many in {lo}..{hi} + {offset}");
+            let mut got = Vec::new();
+            t.for_each_once_block(lo..hi, offset, |b| got.extend_from_slice(b));
+            assert_eq!(got, want(once), "blocks in {lo}..{hi} + {offset}");
+        }
+    }
 }
 
 #[test]
@@ -430,6 +480,18 @@ fn check_full_two(t: &TwoBitmap, counts: &BTreeMap<u32, usize>) {
         let want = state(counts.get(&x).copied().unwrap_or(0));
         assert_eq!(t.seen(x), want, "value {x}");
     }
+    let mut got = Vec::new();
+    t.append_once(0..1 << 32, 0, &mut got);
+    assert_eq!(got, once);
+    let mut got = Vec::new();
+    t.append_many((1 << 32) - 100..1 << 32, 0, &mut got);
+    assert_eq!(
+        got,
+        many.iter()
+            .copied()
+            .filter(|&x| x >= u32::MAX - 99)
+            .collect::<Vec<_>>()
+    );
 }
 
 proptest! {

@@ -1,6 +1,8 @@
 //! The atomic forms under threads, and the partitioned parallel loads.
 
-use bloomforge_bitmap::{AtomicBitmap, AtomicTwoBitmap, Bitmap, BitmapError, Seen, TwoBitmap};
+use bloomforge_bitmap::{
+    AtomicBitmap, AtomicTwoBitmap, Bitmap, BitmapError, RangeBuckets, Seen, TwoBitmap,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A fixed-seed xorshift stream.
@@ -232,4 +234,44 @@ fn small_tables_clear_in_place() {
             .eq(c.iter().filter(|e| *e.1 == 1).map(|e| *e.0)));
         assert!(b.iter().eq(c.keys().copied()));
     }
+}
+
+/// The in-memory plan of `ints unique`: values grouped by range on a pool of threads
+/// (pieces large enough for the line-buffered scatter), each range solved with a 2-bitmap
+/// of its span, equals the model's exactly-once values; and `insert_bucket` refuses a
+/// table smaller than the span.
+#[test]
+fn range_buckets_solve_exactly_once() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let mut v = values(30, 600_000, 1 << 32);
+    v.extend(values(31, 200_000, 1 << 20)); // repeats in the low ranges
+    v.extend([0, 0, 1, u32::MAX, 1 << 31, (1 << 31) - 1]);
+    let (a, b) = v.split_at(333_333);
+    let c = counts(&v);
+    let once: Vec<u32> = c.iter().filter(|e| *e.1 == 1).map(|e| *e.0).collect();
+    for bits in [1u32, 6, 10] {
+        let buckets = pool
+            .install(|| RangeBuckets::par_new(&[a, b], bits))
+            .unwrap();
+        assert_eq!(buckets.len(), v.len());
+        let mut got = Vec::new();
+        let mut t = TwoBitmap::new(buckets.span()).unwrap();
+        for k in 0..buckets.buckets() {
+            t.clear();
+            t.insert_bucket(&buckets, k).unwrap();
+            let base = (k as u64 * buckets.span()) as u32;
+            t.for_each_once_block(0..buckets.span(), base, |b| got.extend_from_slice(b));
+        }
+        assert_eq!(got, once, "{bits} bits");
+    }
+    let buckets = RangeBuckets::par_new(&[&v], 10).unwrap();
+    let mut small = TwoBitmap::new(buckets.span() - 1).unwrap();
+    assert!(matches!(
+        small.insert_bucket(&buckets, 0),
+        Err(BitmapError::UniverseMismatch { .. })
+    ));
+    assert!(small.is_empty());
 }
