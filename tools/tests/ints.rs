@@ -140,12 +140,30 @@ fn unique_and_distinct_match_the_models_and_sort() {
 
     let spill = tempfile::tempdir().unwrap();
     let spill_s = spill.path().to_str().unwrap();
-    for memory in ["4G", "1G", "100M", "1K"] {
-        let got = lines(&run(
-            &["ints", "unique", "--memory", memory, "--temp-dir", spill_s],
+    // In memory (4G, 100M), the full 2-bitmap (1060M: it and its buffers, nothing to
+    // spare for collected values), range files (64M: 64 ranges; 40M, the minimum: 256).
+    for (memory, plan) in [
+        ("4G", "in memory"),
+        ("1060M", "the full 2-bitmap"),
+        ("100M", "in memory"),
+        ("64M", "64 ranges"),
+        ("40M", "256 ranges"),
+    ] {
+        let out = run(
+            &[
+                "-v",
+                "ints",
+                "unique",
+                "--memory",
+                memory,
+                "--temp-dir",
+                spill_s,
+            ],
             &files,
-        ));
-        assert_eq!(got, once, "--memory {memory}");
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(plan), "--memory {memory}: {err}");
+        assert_eq!(lines(&out), once, "--memory {memory}");
         let n = lines(&run(
             &["ints", "unique", "--count", "--memory", memory],
             &files,
@@ -255,15 +273,20 @@ fn binary_formats_and_contains() {
             .flat_map(|x| x.to_le_bytes())
             .collect::<Vec<u8>>(),
     );
-    for memory in ["4G", "100M"] {
-        assert_eq!(
-            lines(&run(
-                &["ints", "unique", "--format", "u32le", "--memory", memory],
-                &[&s32, &e32]
-            )),
-            once2,
-            "--memory {memory}"
+    for (memory, plan) in [
+        ("4G", "in memory (mapped)"),
+        ("100M", "in memory (mapped)"),
+        ("40M", "256 ranges"),
+    ] {
+        let out = run(
+            &[
+                "-v", "ints", "unique", "--format", "u32le", "--memory", memory,
+            ],
+            &[&s32, &e32],
         );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(plan), "--memory {memory}: {err}");
+        assert_eq!(lines(&out), once2, "--memory {memory}");
         assert_eq!(
             lines(&run(
                 &["ints", "unique", "--count", "--format", "u32le", "--memory", memory],
@@ -319,7 +342,7 @@ fn bad_input_is_one_line_naming_the_place() {
                 "ints",
                 "unique",
                 "--memory",
-                "100M",
+                "40M",
                 "--temp-dir",
                 spill.path().to_str().unwrap(),
             ],
@@ -363,6 +386,17 @@ fn bad_input_is_one_line_naming_the_place() {
         0,
         "temporary files left"
     );
+    // A budget below the minimum is refused before anything is read.
+    for memory in ["1K", "39M", "40959K"] {
+        let out = run(&["ints", "unique", "--memory", memory], &[&good]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty(), "{memory}");
+        assert!(
+            err.contains(&format!("--memory {memory}")) && err.contains("at least 40M"),
+            "{memory}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
     let out = run(&["ints", "unique", "--memory", "12Q"], &[&good]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("12Q"));
