@@ -1,12 +1,16 @@
 //! Side-by-side figures for the README (one run, one machine): the scalable filter's
 //! memory and false-positive rate as it grows, against a fixed `BlockedBloomFilter` sized
-//! for the same n at the same rate and against `growable-bloom-filter` 2.1 at equal
-//! settings; insert and query times; the stable filter's cost per insert.
+//! for the same n at the same rate, against `growable-bloom-filter` 2.1 at equal settings
+//! (nominal and at an equal guarantee), slice by slice against the layouts it could use,
+//! and against RedisBloom's documented defaults (by its sizing formula); insert and query
+//! times; the stable filter's cost per insert.
 //!
-//! `cargo run --release -p bloomforge-stream --example perf`
+//! `cargo run --release -p bloomforge-stream --example perf [-- memory | speed | stable]`
+//! (no argument: all three parts; `memory` alone takes seconds).
 //!
 //! Every answer is checked: all inserted keys must be found, else the run stops.
 
+use bloomforge_core::math::{blocked512_size, split_block_bits_per_key, std_bits_per_key, std_fp};
 use bloomforge_core::BlockedBloomFilter;
 use bloomforge_stream::{ScalableBloomFilter, StableBloomFilter};
 use growable_bloom_filter::{GrowableBloom, GrowableBloomBuilder};
@@ -21,15 +25,21 @@ fn key(i: u64) -> u64 {
     i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x1234_5678
 }
 
-/// growable-bloom-filter's memory by its own sizing (v2.1.1 `Bloom::new`: `ceil(log2
-/// 1/p)` partitions of `ceil(capacity / ln 2)` bits, whole bytes), for its slices.
+/// growable-bloom-filter's slice `i` for capacity `cap` at rate `p` (v2.1.1 `Bloom::new`):
+/// `k = ceil(log2 1/p)` partitions of `ceil(cap / ln 2)` bits, whole bytes. Returns
+/// `(k, bytes)`; at capacity each partition is half full, so its rate is `2^-k <= p`.
+fn growable_slice(cap: u64, p: f64) -> (u32, u64) {
+    let k = (1.0 / p).log2().ceil() as u64;
+    let bytes = (k * (cap as f64 / std::f64::consts::LN_2).ceil() as u64).div_ceil(8);
+    (k as u32, bytes)
+}
+
+/// growable-bloom-filter's memory by its own sizing, for its slices.
 fn growable_bytes(g: &GrowableBloom, n0: u64, p: f64) -> u64 {
     let (mut sum, mut i, mut bytes) = (0u64, 0i32, 0u64);
     while sum < g.capacity() as u64 {
         let cap = n0 << i;
-        let pi = p * R.powi(i);
-        let k = (1.0 / pi).log2().ceil() as u64;
-        bytes += (k * (cap as f64 / std::f64::consts::LN_2).ceil() as u64).div_ceil(8);
+        bytes += growable_slice(cap, p * R.powi(i)).1;
         sum += cap;
         i += 1;
     }
@@ -49,13 +59,73 @@ fn fp_of(q: u64, contains: impl Fn(u64) -> bool) -> f64 {
     (0..q).filter(|&i| contains(key(i | (1 << 62)))).count() as f64 / q as f64
 }
 
+/// One RedisBloom sub-filter ("link") by its sizing, as `BF.ADD` creates them
+/// (RedisBloom `src/rebloom.c` `bfCreateChain`: options `FORCE64 | NOROUND`;
+/// `deps/bloom/bloom.c` `bloom_init`, the `NOROUND` branch; `src/sb.c`): link `i` holds
+/// `capacity * expansion^i` entries at error `error_rate * 0.5^(i+1)`
+/// (`ERROR_TIGHTENING_RATIO` 0.5, applied to the first link too, so the rates sum to
+/// `error_rate`); bits per entry `-ln(error) / ln(2)^2`, bits `floor(entries * bpe)`
+/// rounded up to whole 64-bit words, `k = ceil(ln 2 * bpe)` (the documented formula of
+/// `BF.RESERVE`: 9.585 bits per item at 1 %). Returns `(entries, bits, k, error)`.
+fn redis_link(i: u32, capacity: u64, error_rate: f64, expansion: u64) -> (u64, u64, u32, f64) {
+    let entries = capacity * expansion.pow(i);
+    let error = error_rate * 0.5f64.powi(i as i32 + 1);
+    let bpe = -error.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
+    let bits = ((entries as f64 * bpe) as u64).max(1);
+    let bytes = if bits.is_multiple_of(64) {
+        bits / 8
+    } else {
+        (bits / 64 + 1) * 8
+    };
+    let k = (std::f64::consts::LN_2 * bpe).ceil() as u32;
+    (entries, bytes * 8, k, error)
+}
+
+/// RedisBloom's chain for `n` distinct keys (none counted twice): `(links, bits, FP)`,
+/// the FP from each link's keys by the standard filter's formula.
+fn redis_chain(n: u64, capacity: u64, error_rate: f64, expansion: u64) -> (u32, u64, f64) {
+    let (mut left, mut bits, mut pass, mut i) = (n, 0u64, 1.0, 0u32);
+    loop {
+        let (entries, b, k, _) = redis_link(i, capacity, error_rate, expansion);
+        let keys = left.min(entries);
+        bits += b;
+        pass *= 1.0 - std_fp(b as f64, keys as f64, k);
+        left -= keys;
+        i += 1;
+        if left == 0 {
+            return (i, bits, 1.0 - pass);
+        }
+    }
+}
+
 fn main() {
+    let part = std::env::args().nth(1).unwrap_or_default();
+    let all = part.is_empty();
+    if all || part == "memory" {
+        memory();
+    }
+    if all || part == "speed" {
+        speed();
+    }
+    if all || part == "stable" {
+        stable();
+    }
+    if !all && !["memory", "speed", "stable"].contains(&part.as_str()) {
+        eprintln!("usage: perf [memory | speed | stable]");
+        std::process::exit(2);
+    }
+}
+
+/// Memory and FP as the scalable filter grows, against the fixed filter, growable-bloom-
+/// filter and RedisBloom.
+fn memory() {
     let checkpoints = [10_000u64, 100_000, 1_000_000, 10_000_000];
     let q = 1_000_000u64;
     println!("Scalable filters grown from n0 = {N0}, target P = {P}, s = 2, r = {R}; FP over {q} non-members.");
+    println!("growable at P: its own reading of P (compound bound P / (1 - r)); growable at P(1-r): the same bound as ours.");
     println!();
-    println!("| n | slices | ours bits/key | ours FP | fixed blocked bits/key | fixed FP | growable bits/key | growable FP | growable at P(1-r) bits/key | its FP |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| n | slices | ours bits/key | ours FP | fixed blocked bits/key | fixed FP | growable at P bits/key | its FP | growable at P(1-r) bits/key | its FP | ours / fixed | ours / growable at P | ours / growable at P(1-r) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut ours = ScalableBloomFilter::builder()
         .expected_items(N0)
         .false_pos(P)
@@ -65,19 +135,10 @@ fn main() {
     let mut peer = growable(N0, P);
     let mut peer_eq = growable(N0, P * (1.0 - R));
     let mut done = 0u64;
-    let (mut t_ours, mut t_peer) = (0.0, 0.0);
     for &n in &checkpoints {
-        let t = Instant::now();
         for i in done..n {
             ours.insert(&key(i)).unwrap();
-        }
-        t_ours += t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        for i in done..n {
             peer.insert(key(i));
-        }
-        t_peer += t.elapsed().as_secs_f64();
-        for i in done..n {
             peer_eq.insert(key(i));
         }
         done = n;
@@ -96,20 +157,151 @@ fn main() {
             "false negative"
         );
         let bpk = |bytes: u64| bytes as f64 * 8.0 / n as f64;
+        let (o, fx) = (ours.memory_bytes(), fixed.num_bits() / 8);
+        let (g, ge) = (
+            growable_bytes(&peer, N0, P),
+            growable_bytes(&peer_eq, N0, P * (1.0 - R)),
+        );
         println!(
-            "| {n} | {} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} |",
+            "| {n} | {} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.3} | {:.3} |",
             ours.num_slices(),
-            bpk(ours.memory_bytes()),
+            bpk(o),
             fp_of(q, |k| ours.contains(&k)),
-            bpk(fixed.num_bits() / 8),
+            bpk(fx),
             fp_of(q, |k| fixed.contains(&k)),
-            bpk(growable_bytes(&peer, N0, P)),
+            bpk(g),
             fp_of(q, |k| peer.contains(k)),
-            bpk(growable_bytes(&peer_eq, N0, P * (1.0 - R))),
+            bpk(ge),
             fp_of(q, |k| peer_eq.contains(k)),
+            o as f64 / fx as f64,
+            o as f64 / g as f64,
+            o as f64 / ge as f64,
         );
     }
-    let n = *checkpoints.last().unwrap();
+
+    // Slice by slice at n = 10^7: what each slice costs in our layout, in
+    // growable-bloom-filter's at the same bound, and in the other layouts at that rate.
+    println!();
+    println!(
+        "Slice by slice (the {} slices at n = {}): bits per key of capacity.",
+        ours.num_slices(),
+        done
+    );
+    println!();
+    println!("| slice | capacity | rate P(1-r) r^i | ours: blocked-512 (k) | core's exact blocked c | split-block-256 c | standard, best real k, c | growable at P(1-r): k, bits/key | its rate 2^-k | blocked-512 at 2^-k |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let (mut t_ours, mut t_blk, mut t_split, mut t_std, mut t_gro, mut t_blk_gro) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut gro_bound = 0.0;
+    for (i, (f, _, cap)) in ours.slices_with_len().enumerate() {
+        let pi = P * (1.0 - R) * R.powi(i as i32);
+        let (c, _) = blocked512_size(pi);
+        let split = split_block_bits_per_key(pi, 8, 32);
+        let std = std_bits_per_key(pi);
+        let (gk, gbytes) = growable_slice(cap, pi);
+        let gfp = 0.5f64.powi(gk as i32);
+        let (cg, _) = blocked512_size(gfp);
+        let capf = cap as f64;
+        let c_ours = f.num_bits() as f64 / capf;
+        t_ours += f.num_bits() as f64;
+        t_blk += c * capf;
+        t_split += split * capf;
+        t_std += std * capf;
+        t_gro += gbytes as f64 * 8.0;
+        t_blk_gro += cg * capf;
+        gro_bound += gfp;
+        println!(
+            "| {i} | {cap} | {pi:.3e} | {c_ours:.2} ({}) | {c:.2} | {split:.2} | {std:.2} | {gk}, {:.2} | {gfp:.2e} | {cg:.2} |",
+            f.num_hashes(),
+            gbytes as f64 * 8.0 / capf
+        );
+    }
+    let m = |b: f64| b / 1e6;
+    println!();
+    println!(
+        "All {} slices, Mbit: ours {:.1}; core's exact blocked sizes without rounding blocks up {:.1} ({:+.2} %); \
+         split-block {:.1} ({:+.1} %); standard {:.1} ({:+.1} %); growable at P(1-r) {:.1} (ours {:+.1} %). \
+         growable's slices reach 2^-k, not their target: its compound bound is {gro_bound:.5}, not {P}; \
+         blocked-512 slices at those rates would take {:.1} Mbit ({:+.1} % against growable).",
+        ours.num_slices(),
+        m(t_ours),
+        m(t_blk),
+        (t_ours / t_blk - 1.0) * 100.0,
+        m(t_split),
+        (t_split / t_ours - 1.0) * 100.0,
+        m(t_std),
+        (t_std / t_ours - 1.0) * 100.0,
+        m(t_gro),
+        (t_ours / t_gro - 1.0) * 100.0,
+        m(t_blk_gro),
+        (t_blk_gro / t_gro - 1.0) * 100.0,
+    );
+
+    // RedisBloom's documented defaults against ours at the same settings.
+    println!();
+    println!("RedisBloom defaults (BF.ADD: error_rate 0.01, capacity 100, expansion 2, tightening 0.5), by its sizing formula, against ours measured at the same settings (n0 = 100, P = 0.01, s = 2, r = 0.5) and at our default r = 0.85.");
+    println!();
+    println!("| n | RedisBloom links | RedisBloom bits/key | its FP (formula) | ours r = 0.5 slices | bits/key | FP | ours / RedisBloom | ours r = 0.85 slices | bits/key | FP |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let mk = |r: f64| {
+        ScalableBloomFilter::builder()
+            .expected_items(100)
+            .false_pos(0.01)
+            .tightening_ratio(r)
+            .build()
+            .unwrap()
+    };
+    let (mut half, mut dflt) = (mk(0.5), mk(R));
+    let mut done = 0u64;
+    for &n in &checkpoints {
+        for i in done..n {
+            half.insert(&key(i)).unwrap();
+            dflt.insert(&key(i)).unwrap();
+        }
+        done = n;
+        let keys: Vec<u64> = (0..n).map(key).collect();
+        let mut out = vec![false; keys.len()];
+        half.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "scalable: false negative");
+        dflt.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "scalable: false negative");
+        let (links, bits, rfp) = redis_chain(n, 100, 0.01, 2);
+        let bpk = |bits: f64| bits / n as f64;
+        println!(
+            "| {n} | {links} | {:.2} | {rfp:.5} | {} | {:.2} | {:.5} | {:.3} | {} | {:.2} | {:.5} |",
+            bpk(bits as f64),
+            half.num_slices(),
+            bpk(half.memory_bytes() as f64 * 8.0),
+            fp_of(q, |k| half.contains(&k)),
+            half.memory_bytes() as f64 * 8.0 / bits as f64,
+            dflt.num_slices(),
+            bpk(dflt.memory_bytes() as f64 * 8.0),
+            fp_of(q, |k| dflt.contains(&k)),
+        );
+    }
+}
+
+/// Insert and query times of ours and growable-bloom-filter at 10^7 keys.
+fn speed() {
+    let q = 1_000_000u64;
+    let n = 10_000_000u64;
+    let mut ours = ScalableBloomFilter::builder()
+        .expected_items(N0)
+        .false_pos(P)
+        .tightening_ratio(R)
+        .build()
+        .unwrap();
+    let mut peer = growable(N0, P);
+    let t = Instant::now();
+    for i in 0..n {
+        ours.insert(&key(i)).unwrap();
+    }
+    let t_ours = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for i in 0..n {
+        peer.insert(key(i));
+    }
+    let t_peer = t.elapsed().as_secs_f64();
     let mut batched = ScalableBloomFilter::builder()
         .expected_items(N0)
         .false_pos(P)
@@ -125,6 +317,13 @@ fn main() {
     assert!(
         batched == ours,
         "batch and one-by-one inserts build the same filter"
+    );
+    let mut out = vec![false; all.len()];
+    ours.contains_batch(&all, &mut out).unwrap();
+    assert!(out.iter().all(|&b| b), "scalable: false negative");
+    assert!(
+        all.iter().all(|k| peer.contains(k)),
+        "growable: false negative"
     );
     drop(all);
     println!();
@@ -169,23 +368,10 @@ fn main() {
         nk.iter().filter(|k| g.contains(*k)).count()
     }));
     println!("Queries at n = {n} (median of 3 runs of {q}): ours {ours_pos:.1} ns positive, {ours_neg:.1} ns negative, {ours_neg_batch:.1} ns negative in a batch; growable {peer_pos:.1} ns positive, {peer_neg:.1} ns negative.");
+}
 
-    // RedisBloom's documented defaults: capacity 100, error rate 1 %, expansion 2.
-    let mut redis = ScalableBloomFilter::builder()
-        .expected_items(100)
-        .false_pos(0.01)
-        .build()
-        .unwrap();
-    for i in 0..1_000_000u64 {
-        redis.insert(&key(i)).unwrap();
-    }
-    println!(
-        "With RedisBloom's default capacity 100, 1 %, expansion 2, after 1M keys: {} slices, {:.2} bits/key, FP {:.5}.",
-        redis.num_slices(),
-        redis.memory_bytes() as f64 * 8.0 / 1e6,
-        fp_of(q, |k| redis.contains(&k))
-    );
-
+/// The stable filter's cost per insert, against the crate `stable-bloom-filter`.
+fn stable() {
     // Stable filter: 2^23 cells of 3 bits (3 MiB), 1 % at the stable point.
     let mut s = StableBloomFilter::new(1 << 23, 3, 0.01).unwrap();
     let m = 20_000_000u64;

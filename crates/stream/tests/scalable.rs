@@ -357,3 +357,51 @@ fn batch_query_equals_single_queries() {
     assert!(f.contains_batch(&keys[..4], &mut short).is_err());
     assert_eq!(short, vec![true; 3]);
 }
+
+/// Each slice meets its rate `P (1 - r) r^i` by core's blocked formula at its actual bits
+/// and `k`, and never takes more bits than core's own sizing: the same slice where core's
+/// `k` is best (the default settings), fewer bits below rates of about 1e-4, where core's
+/// search window for `k` misses the best one.
+#[test]
+fn slices_meet_their_rate_in_no_more_bits_than_cores_sizing() {
+    use bloomforge_core::math::blocked512_fp;
+    use bloomforge_core::BlockedBloomFilter;
+    let mut fewer_bits = 0;
+    for (p, r, n0, slices) in [
+        (0.01, 0.85, 100u64, 8),
+        (0.01, 0.5, 100, 8),
+        (0.001, 0.85, 200, 7),
+    ] {
+        let mut f = ScalableBloomFilter::builder()
+            .expected_items(n0)
+            .false_pos(p)
+            .tightening_ratio(r)
+            .build()
+            .unwrap();
+        let mut i = 0u64;
+        while f.num_slices() < slices {
+            f.insert(&i).unwrap();
+            i += 1;
+        }
+        for (i, (slice, _, cap)) in f.slices_with_len().enumerate() {
+            let rate = p * (1.0 - r) * r.powi(i as i32);
+            let c = slice.num_bits() as f64 / cap as f64;
+            assert!(
+                blocked512_fp(c, slice.num_hashes()) <= rate,
+                "p={p} r={r} slice {i}"
+            );
+            let core = BlockedBloomFilter::with_false_pos(rate)
+                .expected_items(cap)
+                .unwrap();
+            assert!(slice.num_bits() <= core.num_bits(), "p={p} r={r} slice {i}");
+            if slice.num_bits() < core.num_bits() {
+                assert!(rate < 1e-4, "p={p} r={r} slice {i}: rate {rate}");
+                assert!(slice.num_hashes() < core.num_hashes());
+                fewer_bits += 1;
+            } else if r == 0.85 && p == 0.01 {
+                assert_eq!(slice.shape(), core.shape(), "slice {i}");
+            }
+        }
+    }
+    assert!(fewer_bits >= 3, "{fewer_bits}");
+}
