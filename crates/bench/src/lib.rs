@@ -459,9 +459,9 @@ pub fn run(cfg: &Config) -> Result<Report, BenchError> {
     for (i, &c) in plan.fp_sweep_bits.iter().enumerate() {
         for e in &sweep_entries {
             pb.set_message(format!("FP sweep {} at {c} bits/key", e.name));
-            // A static fuse filter has one size: measure it once. Parquet rounds sizes to
-            // powers of two: keep one point per size.
-            if !(e.layout == Layout::BinaryFuse8 && i > 0) {
+            // A static filter (fuse, xor, Bloomier) has one size: measure it once.
+            // Parquet rounds sizes to powers of two: keep one point per size.
+            if !(e.is_static && i > 0) {
                 let p = fp_point(e, &sweep_w, c, cfg.seed)?;
                 let dup = fp_sweep.iter().any(|q: &FpPoint| {
                     q.filter == p.filter && (q.bits_per_key - p.bits_per_key).abs() < 1e-9

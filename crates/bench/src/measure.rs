@@ -2,7 +2,7 @@
 //! thread scaling, SIMD backends and hasher costs.
 //!
 //! Every measured run checks its answers: members must all be found (no false
-//! negatives), batch answers must equal single-key answers, a filter built by batch or by
+//! negatives; a filter that stores values returns each member's own), batch answers must equal single-key answers, a filter built by batch or by
 //! several threads must answer like the one built key by key, and repeated query passes
 //! must agree. A failed check returns [`BenchError::WrongAnswer`] before any number of
 //! that filter is recorded.
@@ -252,6 +252,16 @@ fn check_members<K>(
             filter,
             workload,
             format!("{failures} inserts failed during {how} (table full); size it larger"),
+        ));
+    }
+    let wrong_values = f.wrong_values(members);
+    if wrong_values > 0 {
+        return Err(wrong(
+            filter,
+            workload,
+            format!(
+                "{wrong_values} members looked up a value other than the stored one after {how}"
+            ),
         ));
     }
     let found = f.count_contains(members);

@@ -12,7 +12,10 @@
 //! hash cost is part of every number, as users would pay it.
 
 use crate::subjects_cuckoo::{build_cuckoo, build_cuckoofilter, build_scalable_cuckoo};
-use crate::subjects_retrieval::build_binary_fuse8;
+use crate::subjects_retrieval::{
+    build_binary_fuse16, build_binary_fuse8, build_bloomier, build_xor16, build_xor8,
+    build_xorf_bfuse16, build_xorf_xor16, build_xorf_xor8,
+};
 use crate::subjects_stream::{build_growable, build_scalable, build_stable};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
@@ -85,6 +88,12 @@ pub trait Subject<K>: Send + Sync {
     fn insert_failures(&self) -> u64 {
         0
     }
+
+    /// Members of `members` whose looked-up value is not the one stored, for a filter
+    /// that stores values (the Bloomier row's `get`); 0 for membership filters.
+    fn wrong_values(&self, _members: &[K]) -> usize {
+        0
+    }
 }
 
 /// How to size a filter: `n` keys at a bits-per-key budget or a target false-positive
@@ -148,6 +157,14 @@ pub enum Layout {
     SplitBlock256,
     /// Binary fuse filter with 8-bit fingerprints (static).
     BinaryFuse8,
+    /// Binary fuse filter with 16-bit fingerprints (static).
+    BinaryFuse16,
+    /// Xor filter (1.23 n cells) with 8-bit fingerprints (static).
+    Xor8,
+    /// Xor filter with 16-bit fingerprints (static).
+    Xor16,
+    /// Bloomier filter: values with fingerprints in a binary fuse table (static).
+    Bloomier,
     /// An exact set.
     Exact,
     /// Counting Bloom filter.
@@ -172,6 +189,10 @@ impl Layout {
             Layout::Blocked512 => "blocked-512",
             Layout::SplitBlock256 => "split-block-256",
             Layout::BinaryFuse8 => "binary-fuse-8",
+            Layout::BinaryFuse16 => "binary-fuse-16",
+            Layout::Xor8 => "xor-8",
+            Layout::Xor16 => "xor-16",
+            Layout::Bloomier => "bloomier",
             Layout::Exact => "exact",
             Layout::Counting => "counting",
             Layout::DLeft => "d-left",
@@ -274,6 +295,13 @@ pub fn registry() -> Vec<Entry> {
         entry!("parquet-sbbf", SplitBlock256, Peer, static = false, "parquet 60 Sbbf, XXH64, power-of-two size", build_parquet),
         entry!("binary-fuse-8", BinaryFuse8, Ours, static = true, "bloomforge-retrieval BinaryFuseFilter<u8>, foldhash, parallel build (static, build = insert)", build_binary_fuse8),
         entry!("xorf-bfuse8", BinaryFuse8, Peer, static = true, "xorf 0.11 BinaryFuse8 (static, build = insert)", build_xorf),
+        entry!("binary-fuse-16", BinaryFuse16, Ours, static = true, "bloomforge-retrieval BinaryFuseFilter<u16>, foldhash, parallel build (static, build = insert)", build_binary_fuse16),
+        entry!("xorf-bfuse16", BinaryFuse16, Peer, static = true, "xorf 0.11 BinaryFuse16 (static, build = insert)", build_xorf_bfuse16),
+        entry!("xor-8", Xor8, Ours, static = true, "bloomforge-retrieval XorFilter<u8>, foldhash (static, build = insert)", build_xor8),
+        entry!("xorf-xor8", Xor8, Peer, static = true, "xorf 0.11 Xor8 (static, build = insert)", build_xorf_xor8),
+        entry!("xor-16", Xor16, Ours, static = true, "bloomforge-retrieval XorFilter<u16>, foldhash (static, build = insert)", build_xor16),
+        entry!("xorf-xor16", Xor16, Peer, static = true, "xorf 0.11 Xor16 (static, build = insert)", build_xorf_xor16),
+        entry!("bloomier-8", Bloomier, Ours, static = true, "bloomforge-retrieval BloomierFilter, 8-bit values + 8-bit fingerprints, query = get (values checked), foldhash (static, build = insert)", build_bloomier),
         entry!("hashset", Exact, Reference, static = false, "std HashSet, SipHash-1-3 (exact)", build_hashset),
     ]
 }
@@ -874,7 +902,10 @@ impl<K: BenchKey> Subject<K> for Fuse8 {
     }
 }
 
-fn build_xorf<K: BenchKey>(_: &Sizing, keys: &[K]) -> Result<Box<dyn Subject<K>>, BenchError> {
+pub(crate) fn build_xorf<K: BenchKey>(
+    _: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
     let filter = xorf::BinaryFuse8::try_from_iterator(keys.iter().map(BenchKey::fuse_key))
         .map_err(|e| build_err("xorf-bfuse8", e))?;
     Ok(Box::new(Fuse8(filter)))
@@ -928,6 +959,7 @@ mod tests {
                 let mut f = (e.build_u64)(&s, &w.members).unwrap();
                 f.insert_all(&w.members);
                 assert_eq!(f.count_contains(&w.members), 3000, "{}", e.name);
+                assert_eq!(f.wrong_values(&w.members), 0, "{}", e.name);
                 let bpk = f.memory_bits() as f64 / 3000.0;
                 assert!(bpk > 4.0, "{} {bpk}", e.name);
                 // At 10 bits/key the counting filters have 2.5 counters per key and the
@@ -953,8 +985,9 @@ mod tests {
                     Target::FalsePos(p) => 2.0 * p,
                 };
                 assert!(f.predict(3000).fp < limit, "{}", e.name);
-                // Each row looked up what it inserted: every member found (above), and the
-                // stable row's answers are its stable point's (a burned-in filter).
+                // Each row looked up what it inserted: every member found (above), the
+                // Bloomier row's values are the stored ones (above), and the stable row's
+                // answers are its stable point's (a burned-in filter).
                 if e.name == "stable" {
                     let realised = f.realised_fp().unwrap();
                     assert!(realised > 0.001 && realised < 0.03, "stable at {realised}");

@@ -1,18 +1,24 @@
-//! Binary fuse rows from `bloomforge-retrieval`, registered in
-//! [`registry`](crate::subjects::registry) beside xorf's `BinaryFuse8` (`xorf-bfuse8`).
+//! Static rows from `bloomforge-retrieval`, registered in
+//! [`registry`](crate::subjects::registry) beside their xorf 0.11 peers: ours
+//! `binary-fuse-8`, `binary-fuse-16`, `xor-8`, `xor-16` against xorf's `BinaryFuse8`,
+//! `BinaryFuse16`, `Xor8`, `Xor16` (`xorf-bfuse8`, `xorf-bfuse16`, `xorf-xor8`,
+//! `xorf-xor16`), and `bloomier-8` (a `BloomierFilter` of 8-bit values with 8-bit
+//! fingerprints, timed by `get`).
 //!
-//! Both are static: built from the member keys by the row's build function (the "insert"
-//! time is the build), one size whatever the budget (about 9 bits/key above a million
-//! keys, more for small sets), FP 2^-8. Ours hashes every key with core's foldhash
-//! (`DefaultHasher`, the sizing's seed) and builds on rayon's pool; xorf takes the `u64`
-//! key itself (std's SipHash for strings). The harness checks every row's answers (no
-//! member missed, batch and single queries agree) before it reports a number.
+//! All are static: built from the member keys by the row's build function (the "insert"
+//! time is the build), one size whatever the budget (binary fuse about 9 / 18 bits/key
+//! above a million keys, xor 1.23 x 8 / 16 + a little; more for small sets), FP 2^-8 or
+//! 2^-16. Ours hashes every key with core's foldhash (`DefaultHasher`, the sizing's seed)
+//! and builds on rayon's pool; xorf takes the `u64` key itself (std's SipHash for
+//! strings). The harness checks every row's answers (no member missed, batch and single
+//! queries agree, and for the Bloomier row every member's value, [`Subject::wrong_values`])
+//! before it reports a number.
 
 use crate::subjects::{Sizing, Subject};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
-use bloomforge_retrieval::{BinaryFuseFilter, Fingerprint};
+use bloomforge_retrieval::{BinaryFuseFilter, BloomierFilter, Fingerprint, XorFilter};
 
 /// A bloomforge binary fuse filter (static: built from the members).
 pub struct BinaryFuse<F: Fingerprint>(BinaryFuseFilter<F>);
@@ -34,6 +40,13 @@ impl<F: Fingerprint, K: BenchKey> Subject<K> for BinaryFuse<F> {
     }
 }
 
+fn fuse_err(filter: &'static str, e: impl std::fmt::Display) -> BenchError {
+    BenchError::Build {
+        filter,
+        reason: e.to_string(),
+    }
+}
+
 /// The `binary-fuse-8` row: `BinaryFuseFilter<u8>` built from the members.
 ///
 /// # Errors
@@ -42,12 +55,200 @@ pub fn build_binary_fuse8<K: BenchKey>(
     s: &Sizing,
     keys: &[K],
 ) -> Result<Box<dyn Subject<K>>, BenchError> {
-    let filter =
-        BinaryFuseFilter::<u8>::build_from(keys, s.seed).map_err(|e| BenchError::Build {
-            filter: "binary-fuse-8",
-            reason: e.to_string(),
-        })?;
+    let filter = BinaryFuseFilter::<u8>::build_from(keys, s.seed)
+        .map_err(|e| fuse_err("binary-fuse-8", e))?;
     Ok(Box::new(BinaryFuse(filter)))
+}
+
+/// The `binary-fuse-16` row: `BinaryFuseFilter<u16>` built from the members.
+///
+/// # Errors
+/// [`BenchError::Build`] if construction fails.
+pub fn build_binary_fuse16<K: BenchKey>(
+    s: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = BinaryFuseFilter::<u16>::build_from(keys, s.seed)
+        .map_err(|e| fuse_err("binary-fuse-16", e))?;
+    Ok(Box::new(BinaryFuse(filter)))
+}
+
+/// A bloomforge xor filter (static: built from the members).
+pub struct Xor<F: Fingerprint>(XorFilter<F>);
+
+impl<F: Fingerprint, K: BenchKey> Subject<K> for Xor<F> {
+    fn insert_all(&mut self, _keys: &[K]) {}
+    #[inline]
+    fn contains_one(&self, key: &K) -> bool {
+        self.0.contains(key)
+    }
+    fn memory_bits(&self) -> u64 {
+        self.0.memory_bytes() as u64 * 8
+    }
+    fn num_hashes(&self) -> Option<u32> {
+        Some(3)
+    }
+    fn predict(&self, _n: u64) -> Prediction {
+        theory::fixed(self.0.expected_false_pos())
+    }
+}
+
+/// The `xor-8` row: `XorFilter<u8>` built from the members.
+///
+/// # Errors
+/// [`BenchError::Build`] if construction fails.
+pub fn build_xor8<K: BenchKey>(s: &Sizing, keys: &[K]) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = XorFilter::<u8>::build_from(keys, s.seed).map_err(|e| fuse_err("xor-8", e))?;
+    Ok(Box::new(Xor(filter)))
+}
+
+/// The `xor-16` row: `XorFilter<u16>` built from the members.
+///
+/// # Errors
+/// [`BenchError::Build`] if construction fails.
+pub fn build_xor16<K: BenchKey>(s: &Sizing, keys: &[K]) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = XorFilter::<u16>::build_from(keys, s.seed).map_err(|e| fuse_err("xor-16", e))?;
+    Ok(Box::new(Xor(filter)))
+}
+
+/// Value bits and fingerprint bits of the `bloomier-8` row.
+pub const BLOOMIER_BITS: (u32, u32) = (8, 8);
+
+/// The value the `bloomier-8` row stores for `key`: the xor of its first and last bytes
+/// (of its plain encoding; 0 for an empty string). Cheap, so checking a member's value
+/// costs next to nothing beside the `get` it checks.
+#[inline(always)]
+pub fn bloomier_value<K: BenchKey>(key: &K) -> u32 {
+    key.with_bytes(|b| match (b.first(), b.last()) {
+        (Some(x), Some(y)) => u32::from(x ^ y),
+        _ => 0,
+    })
+}
+
+/// A bloomforge Bloomier filter mapping each member to [`bloomier_value`]; a query is
+/// `get(key).is_some()` (`None` for a non-member except with probability 2^-8), and
+/// [`Subject::wrong_values`] checks the members' values.
+pub struct Bloomier(BloomierFilter);
+
+impl<K: BenchKey> Subject<K> for Bloomier {
+    fn insert_all(&mut self, _keys: &[K]) {}
+    #[inline]
+    fn contains_one(&self, key: &K) -> bool {
+        self.0.get(key).is_some()
+    }
+    fn memory_bits(&self) -> u64 {
+        self.0.memory_bytes() as u64 * 8
+    }
+    fn num_hashes(&self) -> Option<u32> {
+        Some(3)
+    }
+    fn predict(&self, _n: u64) -> Prediction {
+        theory::fixed(self.0.expected_false_pos())
+    }
+    fn wrong_values(&self, members: &[K]) -> usize {
+        members
+            .iter()
+            .filter(|k| self.0.get(*k) != Some(bloomier_value(*k)))
+            .count()
+    }
+}
+
+/// The `bloomier-8` row: `BloomierFilter` of [`BLOOMIER_BITS`] (8-bit values, 8-bit
+/// fingerprints) built from `(member, bloomier_value(member))` (the pairs borrow the
+/// keys; making them is part of the build time).
+///
+/// # Errors
+/// [`BenchError::Build`] if construction fails.
+pub fn build_bloomier<K: BenchKey>(
+    s: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let pairs: Vec<(&K, u32)> = keys.iter().map(|k| (k, bloomier_value(k))).collect();
+    let (v, f) = BLOOMIER_BITS;
+    let filter = BloomierFilter::build_with_seed(&pairs, v, f, s.seed)
+        .map_err(|e| fuse_err("bloomier-8", e))?;
+    Ok(Box::new(Bloomier(filter)))
+}
+
+/// An xorf filter over `BenchKey::fuse_key` (`BinaryFuse16`, `Xor8`, `Xor16`; xorf's
+/// `BinaryFuse8` is [`Fuse8`](crate::subjects::Fuse8)).
+pub struct Xorf<T> {
+    filter: T,
+    bits: u64,
+    fp: f64,
+}
+
+impl<T: xorf::Filter<u64> + Send + Sync, K: BenchKey> Subject<K> for Xorf<T> {
+    fn insert_all(&mut self, _keys: &[K]) {}
+    #[inline]
+    fn contains_one(&self, key: &K) -> bool {
+        self.filter.contains(&key.fuse_key())
+    }
+    fn memory_bits(&self) -> u64 {
+        self.bits
+    }
+    fn num_hashes(&self) -> Option<u32> {
+        Some(3)
+    }
+    fn predict(&self, _n: u64) -> Prediction {
+        theory::fixed(self.fp)
+    }
+}
+
+fn fuse_keys<K: BenchKey>(keys: &[K]) -> Vec<u64> {
+    keys.iter().map(BenchKey::fuse_key).collect()
+}
+
+/// The `xorf-bfuse16` row: xorf's `BinaryFuse16` of the members' `fuse_key`s.
+///
+/// # Errors
+/// [`BenchError::Build`] if construction fails.
+pub fn build_xorf_bfuse16<K: BenchKey>(
+    _: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = xorf::BinaryFuse16::try_from_iterator(keys.iter().map(BenchKey::fuse_key))
+        .map_err(|e| fuse_err("xorf-bfuse16", e))?;
+    let bits = filter.fingerprints.len() as u64 * 16;
+    Ok(Box::new(Xorf {
+        filter,
+        bits,
+        fp: 1.0 / 65536.0,
+    }))
+}
+
+/// The `xorf-xor8` row: xorf's `Xor8` of the members' `fuse_key`s.
+///
+/// # Errors
+/// Never (xorf's `Xor8` construction does not fail); the signature is the registry's.
+pub fn build_xorf_xor8<K: BenchKey>(
+    _: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = xorf::Xor8::from(&fuse_keys(keys)[..]);
+    let bits = filter.fingerprints.len() as u64 * 8;
+    Ok(Box::new(Xorf {
+        filter,
+        bits,
+        fp: 1.0 / 256.0,
+    }))
+}
+
+/// The `xorf-xor16` row: xorf's `Xor16` of the members' `fuse_key`s.
+///
+/// # Errors
+/// Never (xorf's `Xor16` construction does not fail); the signature is the registry's.
+pub fn build_xorf_xor16<K: BenchKey>(
+    _: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    let filter = xorf::Xor16::from(&fuse_keys(keys)[..]);
+    let bits = filter.fingerprints.len() as u64 * 16;
+    Ok(Box::new(Xorf {
+        filter,
+        bits,
+        fp: 1.0 / 65536.0,
+    }))
 }
 
 #[cfg(test)]
@@ -71,5 +272,65 @@ mod tests {
         assert!(ours.count_contains(&w.non_members) < 200);
         let bpk = ours.memory_bits() as f64 / 20_000.0;
         assert!((8.0..12.0).contains(&bpk), "{bpk}");
+    }
+
+    /// Every static row of this file and its xorf peer: all members found (the Bloomier
+    /// row with their values), FP near its 2^-bits, bits/key in range.
+    #[test]
+    fn every_static_row_and_its_peer() {
+        type Build = fn(&Sizing, &[u64]) -> Result<Box<dyn Subject<u64>>, BenchError>;
+        let n = 50_000;
+        let w = random_u64(n, 200_000, 5);
+        let s = Sizing {
+            n: n as u64,
+            target: Target::BitsPerKey(9.0),
+            seed: 5,
+        };
+        let rows: [(&str, Build, f64, (f64, f64)); 9] = [
+            ("binary-fuse-8", build_binary_fuse8, 8.0, (8.0, 12.0)),
+            ("binary-fuse-16", build_binary_fuse16, 16.0, (16.0, 24.0)),
+            ("xor-8", build_xor8, 8.0, (9.5, 10.5)),
+            ("xor-16", build_xor16, 16.0, (19.0, 21.0)),
+            ("bloomier-8", build_bloomier, 8.0, (16.0, 24.0)),
+            ("xorf-bfuse8", crate::subjects::build_xorf, 8.0, (8.0, 12.0)),
+            ("xorf-bfuse16", build_xorf_bfuse16, 16.0, (16.0, 24.0)),
+            ("xorf-xor8", build_xorf_xor8, 8.0, (9.5, 10.5)),
+            ("xorf-xor16", build_xorf_xor16, 16.0, (19.0, 21.0)),
+        ];
+        for (name, build, fp_bits, (lo, hi)) in rows {
+            let f = build(&s, &w.members).unwrap();
+            assert_eq!(f.count_contains(&w.members), n, "{name}");
+            assert_eq!(f.wrong_values(&w.members), 0, "{name}");
+            let p = (-fp_bits).exp2();
+            assert_eq!(f.predict(n as u64).fp, p, "{name}");
+            // Non-members: binomial(200 000, p); the mean plus 7 sd (and 12 for 2^-16,
+            // mean 3) is passed with probability below 1e-11 (Chernoff, p < 1e-7).
+            let q = w.non_members.len() as f64;
+            let limit = q * p + 7.0 * (q * p).sqrt() + 12.0;
+            let x = f.count_contains(&w.non_members) as f64;
+            assert!(x < limit, "{name}: {x} false positives, limit {limit}");
+            if fp_bits == 8.0 {
+                // At 2^-8 (mean 781) the lower tail too: 7 sd below is below 1e-11.
+                assert!(x > q * p - 7.0 * (q * p).sqrt(), "{name}: {x}");
+            }
+            let bpk = f.memory_bits() as f64 / n as f64;
+            assert!((lo..hi).contains(&bpk), "{name}: {bpk} bits/key");
+        }
+    }
+
+    /// The Bloomier row's check catches a wrong value: a filter built with other values
+    /// answers every member (`contains_one`), but `wrong_values` counts them.
+    #[test]
+    fn bloomier_wrong_values_are_caught() {
+        let keys: Vec<String> = (0..2000).map(|i| format!("key-{i}")).collect();
+        let pairs: Vec<(&String, u32)> = keys
+            .iter()
+            .map(|k| (k, (bloomier_value(k) + 1) & 0xff))
+            .collect();
+        let f = Bloomier(BloomierFilter::build_with_seed(&pairs, 8, 8, 1).unwrap());
+        assert_eq!(Subject::<String>::count_contains(&f, &keys), 2000);
+        assert_eq!(f.wrong_values(&keys), 2000);
+        assert_eq!(bloomier_value(&String::new()), 0);
+        assert_eq!(bloomier_value(&0x0100_0000_0000_00ffu64), 0xfe);
     }
 }
