@@ -27,7 +27,7 @@
 
 use crate::cleanup::TempDir;
 use crate::error::{CliError, Result};
-use crate::filter::{AnyFilter, DLeftShape, Kind, Sizing, SCALABLE_INITIAL};
+use crate::filter::{AnyFilter, DLeftShape, Kind, Sizing, StableShape, SCALABLE_INITIAL};
 use crate::hll::Hll;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
 use crate::mapped::MappedInput;
@@ -44,7 +44,8 @@ use std::path::PathBuf;
 #[command(
     after_help = "Examples:\n  bloomforge build urls.txt -o urls.bloom --fp 0.001\n  \
     zcat log.gz | cut -f3 | bloomforge build -o ips.bloom --expected 50000000\n  \
-    bloomforge build a.txt b.txt -o ab.bloom --kind counting --bits-per-key 12"
+    bloomforge build a.txt b.txt -o ab.bloom --kind counting --bits-per-key 12\n  \
+    tail -F events.log | bloomforge build --kind stable --memory 256M --fp 0.001 -o recent.bloom"
 )]
 pub(crate) struct Args {
     /// Key files (`-`: stdin; none: stdin).
@@ -56,7 +57,8 @@ pub(crate) struct Args {
     /// The filter file to write (replaced atomically).
     #[arg(short = 'o', long = "output", alias = "out", value_name = "FILTER")]
     output: PathBuf,
-    /// Target false-positive rate at the expected number of keys.
+    /// Target false-positive rate at the expected number of keys (stable: at its stable
+    /// point, whatever the stream's length).
     #[arg(long, value_name = "P", conflicts_with = "bits_per_key")]
     fp: Option<f64>,
     /// Size as this many bits per expected key instead (blocked, split, standard).
@@ -72,9 +74,18 @@ pub(crate) struct Args {
     /// inserts than removes; 2 saves ~12 % of the table for keys rarely inserted twice).
     #[arg(long, value_name = "C")]
     counter_bits: Option<u32>,
-    /// d-left only: cells per bucket, 1..=16 (default 8).
-    #[arg(long, value_name = "W")]
-    cells: Option<u32>,
+    /// d-left: cells per bucket, 1..=16 (default 8). Stable: the number of cells
+    /// (instead of --memory).
+    #[arg(long, value_name = "N")]
+    cells: Option<u64>,
+    /// Stable only: memory of the cells (512K, 64M, 1G, ...; default 64M): 64 / D cells
+    /// a 64-bit word.
+    #[arg(long, value_parser = crate::size::parse_size, value_name = "SIZE", conflicts_with = "cells")]
+    memory: Option<u64>,
+    /// Stable only: bits per cell, 1..=8 (default 3): more bits remember further back at
+    /// the same memory and --fp.
+    #[arg(long, value_name = "D")]
+    cell_bits: Option<u32>,
     /// Hash seed (filters merge only when built with the same seed).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -187,12 +198,30 @@ pub(crate) fn run(args: Args) -> Result<()> {
         Some(b) => Sizing::BitsPerKey(b),
         None => Sizing::FalsePos(args.fp.unwrap_or(0.01)),
     };
+    let stable_kind = args.kind == Kind::Stable;
     let dleft = DLeftShape {
         counter_bits: args.counter_bits,
-        cells: args.cells,
+        cells: match args.cells {
+            Some(c) if !stable_kind => Some(u32::try_from(c).map_err(|_| {
+                CliError::Msg(format!("--cells {c}: a d-left bucket has 1..=16 cells"))
+            })?),
+            _ => None,
+        },
     };
+    let stable = StableShape {
+        memory: args.memory,
+        cells: args.cells.filter(|_| stable_kind),
+        cell_bits: args.cell_bits,
+    };
+    if stable_kind && args.expected.is_some() {
+        return Err(
+            "--expected does not size a stable filter (its memory is fixed and it \
+                    forgets old keys): give --memory or --cells"
+                .into(),
+        );
+    }
     // Refuse bad parameters before reading anything.
-    AnyFilter::create(args.kind, 1, sizing, args.seed, dleft)?;
+    AnyFilter::create(args.kind, 1, sizing, args.seed, dleft, stable)?;
     if let Some(parent) = args.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         if !parent.is_dir() {
             return Err(CliError::at(
@@ -208,8 +237,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut spool_dir = None;
     let (items, estimated) = match args.expected {
         Some(n) => (n, None),
-        // A scalable filter grows: one pass, no count of the keys first.
+        // A scalable filter grows and a stable one forgets: one pass, no count of the keys
+        // first.
         None if args.kind == Kind::Scalable => (SCALABLE_INITIAL, None),
+        None if stable_kind => (1, None),
         None => {
             let d = estimate_distinct(
                 &mut sources,
@@ -222,7 +253,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
             (n, Some(d))
         }
     };
-    let mut filter = AnyFilter::create(args.kind, items, sizing, args.seed, dleft)?;
+    let mut filter = AnyFilter::create(args.kind, items, sizing, args.seed, dleft, stable)?;
     let mut keys = 0u64;
     for source in &sources {
         let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);

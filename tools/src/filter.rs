@@ -11,7 +11,7 @@ use bloomforge_core::{
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
-use bloomforge_stream::{ScalableBloomFilter, StreamError};
+use bloomforge_stream::{ScalableBloomFilter, StableBloomFilter, StreamError};
 use rayon::prelude::*;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -38,10 +38,19 @@ pub(crate) enum Kind {
     /// Scalable Bloom filter: grows as keys arrive, FP stays below --fp (one pass over
     /// the input; --expected is its initial capacity, default 65536).
     Scalable,
+    /// Stable Bloom filter: fixed memory (--memory, default 64M, or --cells), forgets old
+    /// keys so a stream of any length fits; --fp is its rate at the stable point,
+    /// --cell-bits its cell width (1..=8, default 3). One pass; no merge.
+    Stable,
 }
 
 /// Initial capacity of a scalable filter built without `--expected`.
 pub(crate) const SCALABLE_INITIAL: u64 = 1 << 16;
+
+/// Memory of a stable filter built without `--memory` or `--cells` (as `dedup`'s).
+pub(crate) const STABLE_MEMORY: u64 = 64 << 20;
+/// Cell width of a stable filter built without `--cell-bits` (as `dedup`'s).
+pub(crate) const STABLE_CELL_BITS: u32 = 3;
 
 /// How the filter is sized: a target FP, or a number of bits per key (plain kinds).
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +75,8 @@ pub(crate) enum AnyFilter {
     DLeft(Box<DLeftCountingBloomFilter>),
     /// `scalable`.
     Scalable(ScalableBloomFilter),
+    /// `stable`.
+    Stable(StableBloomFilter),
 }
 
 /// The best number of probes for a blocked filter at `bits_per_key` (core's theory).
@@ -87,6 +98,25 @@ pub(crate) struct DLeftShape {
     pub(crate) cells: Option<u32>,
 }
 
+/// A stable filter's size where the user sets it (`build --memory / --cells /
+/// --cell-bits`); `None` keeps [`STABLE_MEMORY`] and [`STABLE_CELL_BITS`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StableShape {
+    /// Bytes of cells (whole 64-bit words of `64 / d` cells).
+    pub(crate) memory: Option<u64>,
+    /// Number of cells (instead of `memory`).
+    pub(crate) cells: Option<u64>,
+    /// Bits per cell (1..=8).
+    pub(crate) cell_bits: Option<u32>,
+}
+
+impl StableShape {
+    /// Whether any of the stable filter's options is set.
+    fn is_set(&self) -> bool {
+        self.memory.is_some() || self.cells.is_some() || self.cell_bits.is_some()
+    }
+}
+
 impl AnyFilter {
     /// A new, empty filter of `kind` for `items` keys.
     pub(crate) fn create(
@@ -95,11 +125,23 @@ impl AnyFilter {
         sizing: Sizing,
         seed: u64,
         dleft: DLeftShape,
+        stable: StableShape,
     ) -> CliResult<Self> {
         let items = items.max(1);
         let e = |e: &dyn std::fmt::Display| CliError::Msg(e.to_string());
-        if kind != Kind::Dleft && (dleft.counter_bits.is_some() || dleft.cells.is_some()) {
-            return Err("--counter-bits and --cells shape d-left filters (--kind dleft)".into());
+        let cells_elsewhere = dleft.cells.is_some() && kind != Kind::Stable;
+        if kind != Kind::Dleft && (dleft.counter_bits.is_some() || cells_elsewhere) {
+            return Err(
+                "--counter-bits and --cells shape d-left filters (--kind dleft; \
+                        --cells is also a stable filter's number of cells)"
+                    .into(),
+            );
+        }
+        if kind != Kind::Stable && stable.is_set() {
+            return Err("--memory and --cell-bits size stable filters (--kind stable)".into());
+        }
+        if kind == Kind::Stable {
+            return Self::create_stable(sizing, seed, stable);
         }
         Ok(match (kind, sizing) {
             (Kind::Blocked, Sizing::FalsePos(p)) => AnyFilter::Blocked(
@@ -186,7 +228,49 @@ impl AnyFilter {
                     }
                 }
             }
+            (Kind::Stable, _) => unreachable!("stable filters are made by create_stable"),
         })
+    }
+
+    /// A stable filter: `--cells` cells, or as many as `--memory` holds (64 / d cells a
+    /// 64-bit word; default [`STABLE_MEMORY`]), of `--cell-bits` bits, `k` and `P` from
+    /// `--fp` at the stable point (the library's rules, as `dedup`'s filter); hash seed
+    /// and generator seed `--seed`.
+    fn create_stable(sizing: Sizing, seed: u64, shape: StableShape) -> CliResult<Self> {
+        let p = match sizing {
+            Sizing::FalsePos(p) => p,
+            Sizing::BitsPerKey(_) => {
+                return Err(
+                    "--bits-per-key does not size a stable filter (its memory is \
+                            fixed, the stream unbounded): give --memory or --cells, and --fp"
+                        .into(),
+                )
+            }
+        };
+        let d = shape.cell_bits.unwrap_or(STABLE_CELL_BITS);
+        if !(1..=8).contains(&d) {
+            return Err(format!("--cell-bits {d} is not in 1..=8").into());
+        }
+        let (cells, what) = match (shape.cells, shape.memory) {
+            (Some(_), Some(_)) => return Err("give --memory or --cells, not both".into()),
+            (Some(c), None) => (c, format!("--cells {c}")),
+            (None, m) => {
+                let m = m.unwrap_or(STABLE_MEMORY);
+                if m < 8 {
+                    return Err(format!("--memory {m} holds no 64-bit word of cells").into());
+                }
+                ((m / 8) * u64::from(64 / d), format!("--memory {m}"))
+            }
+        };
+        let filter = StableBloomFilter::builder()
+            .cells(cells)
+            .cell_bits(d)
+            .false_pos(p)
+            .seed(seed)
+            .rng_seed(seed)
+            .build()
+            .map_err(|e| CliError::Msg(format!("{what} / --cell-bits {d} / --fp {p}: {e}")))?;
+        Ok(AnyFilter::Stable(filter))
     }
 
     /// Reads a filter file of any kind; a corrupt or truncated file is an error naming it.
@@ -214,6 +298,9 @@ impl AnyFilter {
             FilterKind::Scalable => AnyFilter::Scalable(
                 ScalableBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
             ),
+            FilterKind::Stable => AnyFilter::Stable(
+                StableBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+            ),
             other => {
                 return Err(CliError::at(
                     &name,
@@ -233,6 +320,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.hasher().hash_one(key),
             AnyFilter::DLeft(f) => f.hash_key(key),
             AnyFilter::Scalable(f) => f.hasher().hash_one(key),
+            AnyFilter::Stable(f) => f.hasher().hash_one(key),
         }
     }
 
@@ -246,6 +334,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.contains_hash(hash),
             AnyFilter::DLeft(f) => f.contains_hash(hash),
             AnyFilter::Scalable(f) => f.contains_hash(hash),
+            AnyFilter::Stable(f) => f.contains_hash(hash),
         }
     }
 
@@ -317,6 +406,13 @@ impl AnyFilter {
                 }
                 Err(e) => return Err((0, e.to_string())),
             },
+            // In input order (each insert decrements cells first): the pipelined
+            // check-and-insert, whose answers are not needed here.
+            AnyFilter::Stable(f) => {
+                let mut seen = vec![false; hashes.len()];
+                f.check_and_insert_hash_batch(hashes, &mut seen)
+                    .map_err(|e| (0, e.to_string()))?;
+            }
         }
         Ok(())
     }
@@ -362,6 +458,12 @@ impl AnyFilter {
                 }
                 true
             }
+            AnyFilter::Stable(f) => {
+                for (o, &h) in out.iter_mut().zip(hashes) {
+                    *o = f.contains_hash(h);
+                }
+                true
+            }
         };
         debug_assert!(ok, "equal lengths");
     }
@@ -375,6 +477,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.estimated_len(),
             AnyFilter::DLeft(f) => f.len() as f64,
             AnyFilter::Scalable(f) => f.len() as f64,
+            AnyFilter::Stable(f) => f.estimated_len(),
         }
     }
 
@@ -414,6 +517,7 @@ impl AnyFilter {
             },
             AnyFilter::DLeft(_) => "dleft",
             AnyFilter::Scalable(_) => "scalable",
+            AnyFilter::Stable(_) => "stable",
         }
     }
 
@@ -449,6 +553,10 @@ impl AnyFilter {
                 Err(DLeftError::NotPresent) => Ok(None),
                 Err(e) => Err(e.to_string()),
             },
+            AnyFilter::Stable(_) => Err(
+                "a stable filter cannot delete (it forgets old keys by itself as new ones arrive)"
+                    .into(),
+            ),
             _ => Err("plain Bloom filters cannot delete".into()),
         }
     }
@@ -462,6 +570,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.write_to(writer).map_err(|e| e.to_string()),
             AnyFilter::DLeft(f) => f.write_to(writer).map_err(|e| e.to_string()),
             AnyFilter::Scalable(f) => f.write_to(writer).map_err(|e| e.to_string()),
+            AnyFilter::Stable(f) => f.write_to(writer).map_err(|e| e.to_string()),
         }
     }
 
@@ -469,6 +578,9 @@ impl AnyFilter {
         let r = match (self, other) {
             (AnyFilter::DLeft(_), _) | (_, AnyFilter::DLeft(_)) => {
                 return Err(NO_DLEFT_MERGE.into())
+            }
+            (AnyFilter::Stable(_), _) | (_, AnyFilter::Stable(_)) => {
+                return Err(NO_STABLE_MERGE.into())
             }
             (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union(b),
             (AnyFilter::Split(a), AnyFilter::Split(b)) => a.union(b),
@@ -498,6 +610,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.memory_bits(),
             AnyFilter::DLeft(f) => f.memory_bits(),
             AnyFilter::Scalable(f) => f.memory_bytes() * 8,
+            AnyFilter::Stable(f) => f.memory_bytes() * 8,
         }
     }
 
@@ -509,6 +622,7 @@ impl AnyFilter {
             AnyFilter::Counting(f) => f.expected_false_pos(),
             AnyFilter::DLeft(f) => f.expected_false_pos(),
             AnyFilter::Scalable(f) => f.false_pos_now(),
+            AnyFilter::Stable(f) => f.expected_false_pos(),
         }
     }
 
@@ -533,6 +647,14 @@ impl AnyFilter {
                 "{} slices, capacity {} before the next",
                 f.num_slices(),
                 f.capacity()
+            ),
+            AnyFilter::Stable(f) => format!(
+                "{} cells of {} bits, k = {}, P = {}, FP at the stable point {:.3e}",
+                f.cells(),
+                f.cell_bits(),
+                f.num_hashes(),
+                f.decrements(),
+                f.stable_false_pos()
             ),
         }
     }
@@ -632,10 +754,47 @@ impl AnyFilter {
                     ("expected_false_pos", format!("{:.6e}", f.false_pos_now())),
                 ]
             }
+            AnyFilter::Stable(f) => {
+                let bits = f.memory_bytes() * 8;
+                let max = (1u64 << f.cell_bits()) - 1;
+                vec![
+                    ("cells", f.cells().to_string()),
+                    ("cell_bits", f.cell_bits().to_string()),
+                    ("bits", bits.to_string()),
+                    ("bytes", (bits / 8).to_string()),
+                    ("hashes", f.num_hashes().to_string()),
+                    ("decrements", f.decrements().to_string()),
+                    ("inserts", f.inserts().to_string()),
+                    ("estimated_keys", format!("{:.0}", f.estimated_len())),
+                    (
+                        "zero_fraction",
+                        format!("{:.6}", f.zero_cells() as f64 / f.cells() as f64),
+                    ),
+                    ("stable_point", format!("{:.6}", f.stable_point())),
+                    // About how many inserts back a key is still mostly remembered.
+                    (
+                        "horizon",
+                        format!(
+                            "{:.0}",
+                            f.cells() as f64 * max as f64 / f.decrements() as f64
+                        ),
+                    ),
+                    (
+                        "expected_false_pos",
+                        format!("{:.6e}", f.expected_false_pos()),
+                    ),
+                    ("stable_false_pos", format!("{:.6e}", f.stable_false_pos())),
+                ]
+            }
         });
         fields
     }
 }
+
+/// Why stable filters do not merge.
+pub(crate) const NO_STABLE_MERGE: &str = "stable filters cannot be merged (a cell counts down \
+     the inserts since a key set it: no cell-wise union of two filters is the filter of the \
+     two streams); build one filter from all the keys, or query both";
 
 /// Why d-left filters do not merge.
 pub(crate) const NO_DLEFT_MERGE: &str = "d-left filters cannot be merged (they have no union: \

@@ -2,7 +2,7 @@
 //! same kind, size and seed.
 
 use crate::error::{CliError, Result};
-use crate::filter::{AnyFilter, NO_DLEFT_MERGE};
+use crate::filter::{AnyFilter, NO_DLEFT_MERGE, NO_STABLE_MERGE};
 use crate::output::write_filter;
 use std::path::PathBuf;
 
@@ -34,6 +34,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut acc = AnyFilter::read(first)?;
     if matches!(acc, AnyFilter::DLeft(_)) {
         return Err(CliError::at(first.display(), NO_DLEFT_MERGE));
+    }
+    if matches!(acc, AnyFilter::Stable(_)) {
+        return Err(CliError::at(first.display(), NO_STABLE_MERGE));
     }
     for path in rest {
         let other = AnyFilter::read(path)?;

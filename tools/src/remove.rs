@@ -49,6 +49,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let (path, sources) =
         crate::query::filter_and_keys(&args.args, args.filter.as_ref(), &args.keys_opt)?;
     let mut filter = AnyFilter::read(&path)?;
+    if matches!(filter, AnyFilter::Stable(_)) {
+        return Err(CliError::at(
+            path.display(),
+            "a stable filter cannot delete: it forgets old keys by itself as new ones arrive",
+        ));
+    }
     if !filter.is_counting() {
         return Err(CliError::at(
             path.display(),
