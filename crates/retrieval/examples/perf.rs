@@ -1,9 +1,14 @@
 //! Side-by-side timings that check every answer they time: `BinaryFuseFilter<u8>` build
-//! (on 2 threads and on 1; medians of 5 interleaved rounds) and lookup (medians of 3) vs
-//! `xorf::BinaryFuse8` at 1M and 10M keys, and `Iblt::list_entries` of a 10k difference.
+//! (on 2 threads and on 1; medians of 5 interleaved rounds) and lookup, and
+//! `BloomierFilter::get` (8-bit values, 8-bit fingerprints), vs `xorf::BinaryFuse8` at 1M
+//! and 10M keys (medians of 5 interleaved rounds); the 10M-key build with `.threads(2)`
+//! and on a pinned 2-thread pool against xorf's (medians of 7 interleaved rounds); the
+//! count-min sketch against the counting filter; `Iblt::list_entries` of a 10k difference
+//! among 100k and among 10M keys.
 //!
-//! `cargo run --release -p bloomforge-retrieval --example perf` (with `PERF_APPROX_ONLY=1`
-//! only the count-min vs counting filter table).
+//! `cargo run --release -p bloomforge-retrieval --example perf`; `PERF_ONLY=` one of
+//! `fuse`, `build`, `approx`, `iblt` runs only that part (`PERF_APPROX_ONLY=1` = `approx`).
+//! Each table starts with the load average (`/proc/loadavg`) when it began.
 //!
 //! xorf takes `u64` keys as they are (it mixes them itself); ours hashes each key with
 //! core's `DefaultHasher` (foldhash) first, which its lookup time includes.
@@ -12,8 +17,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bloomforge_core::hash::mix64;
+use bloomforge_core::parallel::pinned_thread_pool;
 use bloomforge_counting::CountingBloomFilter;
-use bloomforge_retrieval::{BinaryFuseFilter, CountMin, Iblt};
+use bloomforge_retrieval::{BinaryFuseFilter, BloomierFilter, CountMin, Iblt};
 use xorf::Filter;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -33,11 +39,39 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (median(times), last.expect("runs > 0"))
 }
 
+/// The load average now (the first three fields of `/proc/loadavg`).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn main() {
-    if std::env::var_os("PERF_APPROX_ONLY").is_some() {
-        approximator_vs_counting();
-        return;
+    let only = std::env::var("PERF_ONLY")
+        .ok()
+        .or_else(|| std::env::var_os("PERF_APPROX_ONLY").map(|_| "approx".to_string()));
+    let run = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    if run("fuse") {
+        fuse_vs_xorf();
     }
+    if run("build") {
+        build_10m_two_threads();
+    }
+    if run("approx") {
+        approximator_vs_counting();
+    }
+    if run("iblt") {
+        iblt_list();
+    }
+}
+
+/// The Bloomier value of a key in these tables: its low byte.
+fn value_of(k: u64) -> u32 {
+    (k & 0xff) as u32
+}
+
+fn fuse_vs_xorf() {
+    println!("load average {}", load());
     let pool = |threads| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -45,8 +79,8 @@ fn main() {
             .expect("a thread pool")
     };
     let (one, two) = (pool(1), pool(2));
-    println!("| keys | build ours, 2 threads (s) | build ours, 1 thread (s) | build xorf (s) | build xorf / ours (2 threads) | lookup ours (ns/key) | lookup xorf (ns/key) | lookup ours / xorf | ours, pre-hashed (ns/key) | FP ours | FP xorf |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| keys | build ours, 2 threads (s) | build ours, 1 thread (s) | build xorf (s) | build xorf / ours (2 threads) | lookup ours (ns/key) | lookup xorf (ns/key) | lookup ours / xorf | ours, pre-hashed (ns/key) | Bloomier get (ns/key) | Bloomier get / xorf | xorf BinaryFuse16 (ns/key) | Bloomier get / xorf BinaryFuse16 | FP ours | FP xorf | FP Bloomier |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for n in [1_000_000u64, 10_000_000] {
         let keys: Vec<u64> = (0..n).map(mix64).collect();
         let absent: Vec<u64> = (n..2 * n).map(mix64).collect();
@@ -75,8 +109,21 @@ fn main() {
             .iter()
             .map(|k| std::hash::BuildHasher::hash_one(hasher, k))
             .collect();
+        // A Bloomier filter of the same keys: 8-bit values (each key's low byte), 8-bit
+        // fingerprints (FP 2^-8, as the binary fuse filters), 16-bit cells.
+        let pairs: Vec<(u64, u32)> = keys.iter().map(|&k| (k, value_of(k))).collect();
+        let bloomier = BloomierFilter::build(&pairs, 8, 8).unwrap();
+        drop(pairs);
+        // xorf's filter of the Bloomier's cell width (16 bits, the same memory).
+        let wide = xorf::BinaryFuse16::try_from(&keys[..]).unwrap();
+        let got = |ks: &[u64]| {
+            ks.iter()
+                .filter(|&&k| bloomier.get(black_box(&k)) == Some(value_of(k)))
+                .count()
+        };
         // Lookups interleaved too, 5 rounds, medians (and the median of per-round ratios).
         let (mut lo, mut lx, mut lh, mut lr) = (vec![], vec![], vec![], vec![]);
+        let (mut lb, mut lbr, mut lw, mut lwr) = (vec![], vec![], vec![], vec![]);
         for _ in 0..5 {
             let (a, hits) = time(1, || count(&|k| ours.contains(k), &keys));
             assert_eq!(hits as u64, n, "ours: a member was missed");
@@ -84,41 +131,124 @@ fn main() {
             assert_eq!(hits as u64, n, "xorf: a member was missed");
             let (c, hits) = time(1, || count(&|h| ours.contains_hash(*h), &hashes));
             assert_eq!(hits as u64, n, "ours (hashes): a member was missed");
+            let (d, right) = time(1, || got(&keys));
+            assert_eq!(right as u64, n, "Bloomier: a member's value was wrong");
+            let (e, hits) = time(1, || count(&|k| wide.contains(k), &keys));
+            assert_eq!(hits as u64, n, "xorf BinaryFuse16: a member was missed");
+            lw.push(e);
+            lwr.push(d / e);
             lo.push(a);
             lx.push(b);
             lh.push(c);
             lr.push(a / b);
+            lb.push(d);
+            lbr.push(d / b);
         }
         let (l_ours, l_xorf, l_hash, l_ratio) = (median(lo), median(lx), median(lh), median(lr));
+        let (l_bloomier, l_bloomier_ratio) = (median(lb), median(lbr));
+        let (l_wide, l_wide_ratio) = (median(lw), median(lwr));
+        let fp_bloomier =
+            absent.iter().filter(|k| bloomier.get(*k).is_some()).count() as f64 / n as f64;
+        assert!(
+            (fp_bloomier - 1.0 / 256.0).abs() < 0.0004,
+            "Bloomier FP {fp_bloomier}"
+        );
         let fp_ours = count(&|k| ours.contains(k), &absent) as f64 / n as f64;
         let fp_xorf = count(&|k| theirs.contains(k), &absent) as f64 / n as f64;
         // 2^-8 = 0.0039; at 1M trials six standard deviations are 0.0004.
         assert!((fp_ours - 1.0 / 256.0).abs() < 0.0004, "ours FP {fp_ours}");
         assert!((fp_xorf - 1.0 / 256.0).abs() < 0.0004, "xorf FP {fp_xorf}");
         println!(
-            "| {n} | {b_ours:.3} | {b_one:.3} | {b_xorf:.3} | {ratio:.2} | {:.2} | {:.2} | {l_ratio:.2} | {:.2} | {fp_ours:.5} | {fp_xorf:.5} |",
+            "| {n} | {b_ours:.3} | {b_one:.3} | {b_xorf:.3} | {ratio:.2} | {:.2} | {:.2} | {l_ratio:.2} | {:.2} | {:.2} | {l_bloomier_ratio:.2} | {:.2} | {l_wide_ratio:.2} | {fp_ours:.5} | {fp_xorf:.5} | {fp_bloomier:.5} |",
             l_ours * 1e9 / n as f64,
             l_xorf * 1e9 / n as f64,
-            l_hash * 1e9 / n as f64
+            l_hash * 1e9 / n as f64,
+            l_bloomier * 1e9 / n as f64,
+            l_wide * 1e9 / n as f64,
         );
     }
-    approximator_vs_counting();
+    println!("load average {} (end)", load());
+}
+
+/// The 10M-key build: ours with the builder's `.threads(2)` (its own pool, made per
+/// build), ours on a pinned 2-thread pool (core's `pinned_thread_pool`, made once), and
+/// xorf's (one thread), interleaved, 7 rounds; medians and the median of per-round ratios.
+fn build_10m_two_threads() {
+    let n = 10_000_000u64;
+    let keys: Vec<u64> = (0..n).map(mix64).collect();
+    let pinned = pinned_thread_pool(2).expect("a pinned pool");
+    println!("\nload average {}", load());
+    let (mut tb, mut tp, mut tx, mut rb, mut rp) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut reference: Option<Vec<u8>> = None;
+    for _ in 0..7 {
+        let (a, f) = time(1, || {
+            BinaryFuseFilter::<u8>::builder()
+                .threads(2)
+                .build(&keys)
+                .unwrap()
+        });
+        let (b, g) = time(1, || {
+            pinned.install(|| BinaryFuseFilter::<u8>::build_from(&keys, 0).unwrap())
+        });
+        let (c, x) = time(1, || xorf::BinaryFuse8::try_from(&keys[..]).unwrap());
+        let bytes = f.to_bytes();
+        assert_eq!(bytes, g.to_bytes(), "the two builds agree");
+        if let Some(r) = &reference {
+            assert_eq!(r, &bytes, "every round builds the same bytes");
+        }
+        reference = Some(bytes);
+        assert!(keys.iter().all(|k| f.contains(k)), "ours: a member missed");
+        assert!(keys.iter().all(|k| x.contains(k)), "xorf: a member missed");
+        tb.push(a);
+        tp.push(b);
+        tx.push(c);
+        rb.push(c / a);
+        rp.push(c / b);
+    }
+    println!("| keys | ours .threads(2) (s) | ours, pinned 2-thread pool (s) | xorf (s) | xorf / ours .threads(2) | xorf / ours pinned |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| {n} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} |",
+        median(tb),
+        median(tp),
+        median(tx),
+        median(rb),
+        median(rp)
+    );
+    println!("load average {} (end)", load());
+}
+
+/// `Iblt::list_entries` of a 10k difference (5000 keys only in each table) among 100k
+/// keys (as before) and among 10M keys: the time of the listing alone (median of 3;
+/// building the tables is not timed), answers checked exactly.
+fn iblt_list() {
+    println!("\nload average {}", load());
+    for total in [100_000u64, 10_000_000] {
+        iblt_list_among(total);
+    }
+    println!("load average {} (end)", load());
+}
+
+fn iblt_list_among(total: u64) {
     let d = 10_000usize;
     let mut a = Iblt::with_expected_diff(d).unwrap();
     let mut b = Iblt::with_expected_diff(d).unwrap();
-    for i in 0..100_000u64 {
-        if i % 20 != 0 {
+    // Every key in both but one in `total / 5000` (half only in a, half only in b).
+    let step = total / 5000;
+    assert_eq!(step % 2, 0);
+    for i in 0..total {
+        if i % step != 0 {
             a.insert_hash(mix64(i));
         }
-        if i % 20 != 1 {
+        if i % step != 1 {
             b.insert_hash(mix64(i));
         }
     }
-    let diff = a.subtract(&b).unwrap();
+    let (ts, diff) = time(3, || a.subtract(&b).unwrap());
     let (t, (pa, pb)) = time(3, || diff.list_entries().unwrap());
     assert_eq!((pa.len(), pb.len()), (5000, 5000));
     let want = |r: u64| {
-        let mut v: Vec<u64> = (0..100_000u64).filter(|i| i % 20 == r).map(mix64).collect();
+        let mut v: Vec<u64> = (0..total).filter(|i| i % step == r).map(mix64).collect();
         v.sort_unstable();
         v
     };
@@ -128,9 +258,10 @@ fn main() {
         "the listed difference must be exact"
     );
     println!(
-        "\nIBLT: list_entries of a {d}-entry difference in {} cells: {:.3} ms (median of 3)",
+        "IBLT: {total} keys a table, list_entries of a {d}-entry difference in {} cells: {:.3} ms (median of 3); subtract {:.3} ms",
         diff.cells(),
-        t * 1e3
+        t * 1e3,
+        ts * 1e3
     );
 }
 
@@ -138,6 +269,7 @@ fn main() {
 /// filter with as many counters and probes, insert and count of the same keys (5
 /// interleaved rounds, medians; answers checked: every member counted at least once).
 fn approximator_vs_counting() {
+    println!("\nload average {}", load());
     println!("\n| keys | counters | k | insert ours (ns/key) | insert counting (ns/key) | ours / counting | get ours (ns/key) | count counting (ns/key) | ours / counting |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut batch_rows = Vec::new();
