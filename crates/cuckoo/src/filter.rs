@@ -423,7 +423,7 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         // SAFETY: both buckets are below `num_buckets`, so their starts satisfy the
         // kernels' contract; the kernel was built from an available backend.
         let hit = unsafe {
-            self.kernel.matches::<F>(
+            self.kernel.matches_one::<F>(
                 self.table.as_ptr(),
                 g.start(p.i1),
                 g.start(p.i2),

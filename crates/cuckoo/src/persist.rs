@@ -326,7 +326,7 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilterView<'_, F, S> {
         // SAFETY: both buckets are below `num_buckets` and `parse` checked the table's
         // length (padding included); the kernel comes from a detected backend.
         let hit = unsafe {
-            self.kernel.matches::<F>(
+            self.kernel.matches_one::<F>(
                 self.table.as_ptr(),
                 g.start(p.i1),
                 g.start(p.i2),

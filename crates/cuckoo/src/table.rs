@@ -11,6 +11,10 @@
 //! 256-bit register (one bucket per 128-bit lane) and answers with one compare and one
 //! movemask: `vpcmpeqb` for 8-bit, `vpcmpeqw` for 16-bit fingerprints, and for packed 12-bit
 //! fingerprints a `vpshufb` + shift + blend that widens them to 16-bit lanes first.
+//! A single `contains` on a bucket of at most 8 bytes (every 2- and 4-slot bucket) uses
+//! the SWAR kernel instead ([`Kernel::matches_one`]): one `u64` per bucket and a
+//! "has a zero field" test, inlined into the caller; the batch loops keep the AVX2 kernel.
+//! Every kernel is tested against the scalar oracle.
 
 use bloomforge_core::Backend;
 
@@ -127,6 +131,54 @@ pub(crate) unsafe fn matches_scalar<F: Fingerprint>(
     hit
 }
 
+/// SWAR kernel for buckets of at most 8 bytes (every 2- and 4-slot bucket, 8 slots of
+/// 8 bits): whether `fp` is in the bucket at byte `b1` or `b2`. Each bucket is one
+/// unaligned `u64` load, xor-ed with `fp` in each of its `b` fields, and the "has a zero
+/// field" test `(x - lo) & !x & hi` answers for all fields at once (exact for "any": a
+/// borrow only runs upward, so the bytes past the bucket never disturb its fields). Both
+/// tests are or-ed before the one branch, so the two loads issue together; no vector
+/// registers, so it inlines into any caller (no call through a `target_feature`
+/// boundary) on every backend.
+///
+/// # Safety
+/// Both buckets satisfy the contract of [`slot_at`]; `bucket_size * F::BITS <= 64`.
+#[inline(always)]
+pub(crate) unsafe fn matches_swar<F: Fingerprint>(
+    table: *const u8,
+    b1: usize,
+    b2: usize,
+    fp: u32,
+    bucket_size: usize,
+) -> bool {
+    debug_assert!(swar_fits::<F>(bucket_size));
+    let f = F::BITS as usize;
+    // Ones in the lowest bit of each of the bucket's fields; `hi` their top bits.
+    let lo: u64 = match bucket_size {
+        2 => 1 | 1 << f,
+        4 => 1 | 1 << f | 1 << (2 * f) | 1 << (3 * f),
+        _ => (0..bucket_size).fold(0u64, |a, j| a | 1 << (j * f)),
+    };
+    let hi = lo << (f - 1);
+    let pattern = u64::from(fp) * lo;
+    // SAFETY: `slot_at`'s contract gives `bucket_bytes + PAD >= 8` readable bytes from
+    // each bucket start; `read_unaligned` needs no alignment.
+    let (w1, w2) = unsafe {
+        (
+            u64::from_le(table.add(b1).cast::<u64>().read_unaligned()),
+            u64::from_le(table.add(b2).cast::<u64>().read_unaligned()),
+        )
+    };
+    let (x1, x2) = (w1 ^ pattern, w2 ^ pattern);
+    let z = (x1.wrapping_sub(lo) & !x1) | (x2.wrapping_sub(lo) & !x2);
+    z & hi != 0
+}
+
+/// Whether the SWAR kernel covers buckets of `bucket_size` slots of `F`.
+#[inline(always)]
+pub(crate) fn swar_fits<F: Fingerprint>(bucket_size: usize) -> bool {
+    bucket_size * F::BITS as usize <= 64
+}
+
 /// AVX2 kernel: whether `fp` is in the bucket at byte `b1` or `b2`, with one compare.
 ///
 /// # Safety
@@ -208,6 +260,31 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 | Backend::Avx512 => Kernel::Avx2,
             _ => Kernel::Scalar,
+        }
+    }
+
+    /// The single-query match (`contains`): the SWAR kernel wherever the bucket fits a
+    /// `u64` (every 2- and 4-slot bucket: it inlines, where a `target_feature` kernel is a
+    /// call and a 256-bit register round trip per key), else this kernel. The batch
+    /// loops, which run inside one `target_feature` function, use [`Kernel::matches`].
+    ///
+    /// # Safety
+    /// As [`Kernel::matches`].
+    #[inline(always)]
+    pub(crate) unsafe fn matches_one<F: Fingerprint>(
+        self,
+        table: *const u8,
+        b1: usize,
+        b2: usize,
+        fp: u32,
+        bucket_size: usize,
+    ) -> bool {
+        if swar_fits::<F>(bucket_size) {
+            // SAFETY: forwarded from the caller; the bucket fits a `u64`.
+            unsafe { matches_swar::<F>(table, b1, b2, fp, bucket_size) }
+        } else {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.matches::<F>(table, b1, b2, fp, bucket_size) }
         }
     }
 

@@ -53,6 +53,25 @@ fn kernels_agree<F: Fingerprint>() {
                         "{backend:?} b={bucket_size} f={} round {round}",
                         F::BITS
                     );
+                    // SAFETY: as above.
+                    let one = unsafe { k.matches_one::<F>(t.as_ptr(), b1, b2, fp, bucket_size) };
+                    assert_eq!(
+                        one,
+                        want,
+                        "{backend:?} single-query b={bucket_size} f={} round {round}",
+                        F::BITS
+                    );
+                }
+                if table::swar_fits::<F>(bucket_size) {
+                    // SAFETY: as above; the bucket fits a u64.
+                    let got =
+                        unsafe { table::matches_swar::<F>(t.as_ptr(), b1, b2, fp, bucket_size) };
+                    assert_eq!(
+                        got,
+                        want,
+                        "SWAR b={bucket_size} f={} round {round}",
+                        F::BITS
+                    );
                 }
             }
         }
