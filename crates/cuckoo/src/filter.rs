@@ -168,8 +168,14 @@ impl MatchKernel for ScalarKernel {
         fp: u32,
         bs: usize,
     ) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { table::matches_scalar::<F>(t, b1, b2, fp, bs) }
+        // SAFETY: forwarded from the caller (the SWAR kernel where the bucket fits a u64).
+        unsafe {
+            if table::swar_fits::<F>(bs) {
+                table::matches_swar::<F>(t, b1, b2, fp, bs)
+            } else {
+                table::matches_scalar::<F>(t, b1, b2, fp, bs)
+            }
+        }
     }
 }
 
