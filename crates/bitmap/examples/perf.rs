@@ -48,11 +48,46 @@ fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (r, t.elapsed().as_secs_f64())
 }
 
+/// CPU seconds (user + system) of this process and of its waited-for children, from
+/// `/proc/self/stat` (clock ticks of 10 ms): a measure a busy machine disturbs less than
+/// wall time (other processes take turns on the cores, not CPU time from this one).
+fn cpu_seconds() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    let tick = 100.0; // USER_HZ on Linux
+    let get = |i: usize| f.get(i).copied().unwrap_or(0.0) / tick;
+    // utime, stime, cutime, cstime are fields 14-17 (1-based); `rest` starts at field 3.
+    (get(11) + get(12), get(13) + get(14))
+}
+
+/// Wall and CPU seconds of `f` (this process's CPU if `children` is false, else that of
+/// the children it waited for).
+fn timed<T>(children: bool, f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let c0 = cpu_seconds();
+    let (r, t) = secs(f);
+    let c1 = cpu_seconds();
+    let cpu = if children { c1.1 - c0.1 } else { c1.0 - c0.0 };
+    (r, t, cpu)
+}
+
 /// The median of `reps` runs of `f` (which returns its own time).
 fn median_of(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
     let mut v: Vec<f64> = (0..reps).map(|_| f()).collect();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// The medians of wall and CPU seconds over `reps` runs of `f` (which returns both).
+fn medians_of(reps: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64) {
+    let (mut w, mut c): (Vec<f64>, Vec<f64>) = (0..reps).map(|_| f()).unzip();
+    w.sort_by(f64::total_cmp);
+    c.sort_by(f64::total_cmp);
+    (w[w.len() / 2], c[c.len() / 2])
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -145,15 +180,20 @@ fn unique_cmd(bin: &Path, file: &Path, threads: usize, count: bool) -> Command {
     cmd
 }
 
-/// One timed run of `ints unique`: the count it printed (with `--count`), and seconds.
-fn run_cli(bin: &Path, file: &Path, threads: usize, count: bool) -> (String, f64) {
+/// One timed run of `ints unique`: the count it printed (with `--count`), wall and CPU
+/// seconds.
+fn run_cli(bin: &Path, file: &Path, threads: usize, count: bool) -> (String, f64, f64) {
     let mut cmd = unique_cmd(bin, file, threads, count);
     if !count {
         cmd.stdout(std::fs::File::create("/dev/null").unwrap());
     }
-    let (out, t) = secs(|| cmd.output().unwrap());
+    let (out, t, cpu) = timed(true, || cmd.output().unwrap());
     assert!(out.status.success(), "ints unique failed");
-    (String::from_utf8(out.stdout).unwrap().trim().to_string(), t)
+    (
+        String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        t,
+        cpu,
+    )
 }
 
 /// Checks every line `ints unique` prints against the exactly-once values of `sorted`.
@@ -211,6 +251,9 @@ fn main() {
         Backend::detect(),
         load_average()
     );
+    println!(
+        "| measurement | wall (median) | CPU user+sys (median) | wall per value | against |\n|---|---|---|---|---|"
+    );
     let per = |t: f64| t * 1e9 / n as f64;
 
     let dir = tempfile::tempdir().unwrap();
@@ -236,10 +279,11 @@ fn main() {
     sorted.sort_unstable();
     let once_sorted = count_once_sorted(&sorted);
     let mut t_sort = [0.0f64; 3];
+    let mut cpu_sort = [0.0f64; 3];
     for threads in [1, 2] {
         let p = pool(threads);
-        t_sort[threads] = median_of(reps, || {
-            let (once, t) = secs(|| {
+        (t_sort[threads], cpu_sort[threads]) = medians_of(reps, || {
+            let (once, t, cpu) = timed(false, || {
                 p.install(|| {
                     let mut v = values.clone();
                     if threads == 1 {
@@ -251,51 +295,55 @@ fn main() {
                 })
             });
             assert_eq!(once, once_sorted);
-            t
+            (t, cpu)
         });
         println!(
-            "| sort + scan (copy, {}, count runs of 1), {threads} thread(s) | {:.2} s | {:.1} ns/value | reference |",
+            "| sort + scan (copy, {}, count runs of 1), {threads} thread(s) | {:.2} s | {:.2} s | {:.1} ns/value | reference |",
             if threads == 1 { "sort_unstable" } else { "par_sort_unstable" },
             t_sort[threads],
+            cpu_sort[threads],
             per(t_sort[threads])
         );
     }
 
     // 2-bitmap load vs the read-modify-write floor.
-    let t_plain = median_of(reps, || {
-        let (two, t) = secs(|| {
+    let (t, cpu) = medians_of(reps, || {
+        let (two, t, cpu) = timed(false, || {
             let mut two = TwoBitmap::full_u32().unwrap();
             two.insert_batch(&values).unwrap();
             two
         });
         assert_eq!(two.count_once(), once_sorted);
-        t
+        (t, cpu)
     });
     println!(
-        "| 2-bitmap load, insert_batch (prefetched, in input order), 1 thread | {t_plain:.2} s | {:.1} ns/value | |",
-        per(t_plain)
+        "| 2-bitmap load, insert_batch (prefetched, in input order), 1 thread | {t:.2} s | {cpu:.2} s | {:.1} ns/value | |",
+        per(t)
     );
     for threads in [1, 2] {
         let p = pool(threads);
-        let t_load = median_of(reps, || {
-            let (two, t) = secs(|| {
+        let (t_floor, cpu_floor) = medians_of(reps, || {
+            let (sum, t, cpu) = timed(false, || p.install(|| rmw_floor(&values, threads)));
+            // Each byte counts its values mod 256; no byte of random data sees 256 of them.
+            assert_eq!(sum, n as u64);
+            (t, cpu)
+        });
+        println!(
+            "| floor: random read-modify-write of one byte a value in 1 GiB (prefetched, split by high bits), {threads} thread(s) | {t_floor:.2} s | {cpu_floor:.2} s | {:.1} ns/value | |",
+            per(t_floor)
+        );
+        let (t_load, cpu_load) = medians_of(reps, || {
+            let (two, t, cpu) = timed(false, || {
                 let mut two = TwoBitmap::full_u32().unwrap();
                 p.install(|| two.par_insert_batch(&values)).unwrap();
                 two
             });
             assert_eq!(two.count_once(), once_sorted);
-            t
-        });
-        let t_floor = median_of(reps, || {
-            let (sum, t) = secs(|| p.install(|| rmw_floor(&values, threads)));
-            // Each byte counts its values mod 256; no byte of random data sees 256 of them.
-            assert_eq!(sum, n as u64);
-            t
+            (t, cpu)
         });
         println!(
-            "| 2-bitmap load, par_insert_batch (grouped by 1 MiB region), {threads} thread(s) | {t_load:.2} s | {:.1} ns/value | floor {t_floor:.2} s ({:.1} ns/value): load/floor {:.2}x |",
+            "| 2-bitmap load, par_insert_batch (grouped by 1 MiB region), {threads} thread(s) | {t_load:.2} s | {cpu_load:.2} s | {:.1} ns/value | load/floor {:.2}x |",
             per(t_load),
-            per(t_floor),
             t_load / t_floor
         );
     }
@@ -303,8 +351,8 @@ fn main() {
     // counted in a 1 MiB 2-bitmap.
     for threads in [1, 2] {
         let p = pool(threads);
-        let t = median_of(reps, || {
-            let (once, t) = secs(|| {
+        let (t, cpu) = medians_of(reps, || {
+            let (once, t, cpu) = timed(false, || {
                 p.install(|| {
                     let buckets = RangeBuckets::par_new(&[&values], 10).unwrap();
                     (0..buckets.buckets())
@@ -322,12 +370,13 @@ fn main() {
                 })
             });
             assert_eq!(once, once_sorted);
-            t
+            (t, cpu)
         });
         println!(
-            "| RangeBuckets (1024 ranges) + a 1 MiB 2-bitmap per range, count once, in-process, {threads} thread(s) | {t:.2} s | {:.1} ns/value | sort + scan / this: {:.2}x |",
+            "| RangeBuckets (1024 ranges) + a 1 MiB 2-bitmap per range, count once, in-process, {threads} thread(s) | {t:.2} s | {cpu:.2} s | {:.1} ns/value | sort + scan / this: {:.2}x (CPU {:.2}x) |",
             per(t),
-            t_sort[threads] / t
+            t_sort[threads] / t,
+            cpu_sort[threads] / cpu
         );
     }
 
@@ -337,22 +386,27 @@ fn main() {
             for threads in [1, 2] {
                 check_cli_output(&bin, &file, threads, &sorted);
                 let mut counts = Vec::new();
-                let t = median_of(reps, || {
-                    let (c, t) = run_cli(&bin, &file, threads, true);
+                let (t, cpu) = medians_of(reps, || {
+                    let (c, t, cpu) = run_cli(&bin, &file, threads, true);
                     counts.push(c);
-                    t
+                    (t, cpu)
                 });
                 assert!(counts.iter().all(|c| *c == once_sorted.to_string()));
                 println!(
-                    "| `bloomforge --threads {threads} ints unique --format u32le --count FILE` | {t:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x |",
+                    "| `bloomforge --threads {threads} ints unique --format u32le --count FILE` | {t:.2} s | {cpu:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x (CPU {:.2}x) |",
                     per(t),
-                    t_sort[threads] / t
+                    t_sort[threads] / t,
+                    cpu_sort[threads] / cpu
                 );
-                let t = median_of(reps, || run_cli(&bin, &file, threads, false).1);
+                let (t, cpu) = medians_of(reps, || {
+                    let (_, t, cpu) = run_cli(&bin, &file, threads, false);
+                    (t, cpu)
+                });
                 println!(
-                    "| `bloomforge --threads {threads} ints unique --format u32le FILE > /dev/null` ({once_sorted} lines) | {t:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x |",
+                    "| `bloomforge --threads {threads} ints unique --format u32le FILE > /dev/null` ({once_sorted} lines) | {t:.2} s | {cpu:.2} s | {:.1} ns/value | sort + scan / unique: {:.2}x (CPU {:.2}x) |",
                     per(t),
-                    t_sort[threads] / t
+                    t_sort[threads] / t,
+                    cpu_sort[threads] / cpu
                 );
             }
         }
@@ -366,8 +420,8 @@ fn main() {
     let queries = xorshift(2, n);
     let mut out = vec![false; 1 << 20];
     let hits_plain = queries.iter().filter(|&&q| bitmap.contains(q)).count() as u64;
-    let t_contains = median_of(reps, || {
-        let (hits, t) = secs(|| {
+    let (t_contains, cpu_contains) = medians_of(reps, || {
+        let (hits, t, cpu) = timed(false, || {
             let mut hits = 0u64;
             for c in queries.chunks(1 << 20) {
                 bitmap.contains_batch(c, &mut out[..c.len()]).unwrap();
@@ -376,17 +430,20 @@ fn main() {
             hits
         });
         assert_eq!(hits, hits_plain);
-        t
+        (t, cpu)
     });
-    let t_read = median_of(reps, || {
-        let (hits, t) = secs(|| read_floor(bitmap.as_words(), &queries));
+    let (t_read, cpu_read) = medians_of(reps, || {
+        let (hits, t, cpu) = timed(false, || read_floor(bitmap.as_words(), &queries));
         assert_eq!(hits, hits_plain);
-        t
+        (t, cpu)
     });
     println!(
-        "| contains_batch, 512 MiB bitmap, {n} random queries, 1 thread | {t_contains:.2} s | {:.1} ns/query | read floor {t_read:.2} s ({:.1} ns/query): contains/floor {:.2}x |",
+        "| floor: random 8-byte read a query in 512 MiB (prefetched), 1 thread | {t_read:.2} s | {cpu_read:.2} s | {:.1} ns/query | |",
+        per(t_read)
+    );
+    println!(
+        "| contains_batch, 512 MiB bitmap, {n} random queries, 1 thread | {t_contains:.2} s | {cpu_contains:.2} s | {:.1} ns/query | contains/floor {:.2}x |",
         per(t_contains),
-        per(t_read),
         t_contains / t_read
     );
 
@@ -409,7 +466,7 @@ fn main() {
             t
         });
         println!(
-            "| union of two 512 MiB bitmaps, {}, 1 thread | {:.1} ms | | {:.1} GB/s (2 x 512 MiB read + 512 MiB written) |",
+            "| union of two 512 MiB bitmaps, {}, 1 thread | {:.1} ms | | | {:.1} GB/s (2 x 512 MiB read + 512 MiB written) |",
             backend.name(),
             t * 1e3,
             gb(3.0 * (512u64 << 20) as f64, t)
@@ -418,7 +475,7 @@ fn main() {
     // roaring: seen / seen-twice, once = seen - twice (PERF_ROARING=0 skips it: minutes).
     // roaring has no parallel insert, so one thread only.
     if std::env::var("PERF_ROARING").as_deref() != Ok("0") {
-        let (once_roaring, t_roaring) = secs(|| {
+        let (once_roaring, t_roaring, cpu_roaring) = timed(false, || {
             let mut seen = roaring::RoaringBitmap::new();
             let mut twice = roaring::RoaringBitmap::new();
             for &v in &values {
@@ -430,7 +487,7 @@ fn main() {
         });
         assert_eq!(once_roaring, once_sorted);
         println!(
-            "| roaring 0.10 (seen / seen-twice bitmaps; no parallel insert), 1 thread, one run | {t_roaring:.2} s | {:.1} ns/value | {:.0}x the sort + scan |",
+            "| roaring 0.10 (seen / seen-twice bitmaps; it has no parallel insert), 1 thread, one run | {t_roaring:.2} s | {cpu_roaring:.2} s | {:.1} ns/value | {:.0}x the sort + scan |",
             per(t_roaring),
             t_roaring / t_sort[1]
         );
