@@ -476,7 +476,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.estimated_len(),
             AnyFilter::Counting(f) => f.estimated_len(),
             AnyFilter::DLeft(f) => f.len() as f64,
-            AnyFilter::Scalable(f) => f.len() as f64,
+            AnyFilter::Scalable(f) => f.estimated_len(),
             AnyFilter::Stable(f) => f.estimated_len(),
         }
     }
@@ -744,11 +744,13 @@ impl AnyFilter {
                     ("slices", f.num_slices().to_string()),
                     ("bits", bits.to_string()),
                     ("bytes", (bits / 8).to_string()),
-                    ("len", f.len().to_string()),
+                    // Keys counted as new at insert: an estimate (see
+                    // ScalableBloomFilter::estimated_len), hence the name.
+                    ("estimated_len", format!("{:.0}", f.estimated_len())),
                     ("capacity", f.capacity().to_string()),
                     (
                         "bits_per_key",
-                        format!("{:.3}", bits as f64 / f.len().max(1) as f64),
+                        format!("{:.3}", bits as f64 / f.estimated_len().max(1.0)),
                     ),
                     ("target_false_pos", format!("{:.6e}", f.target_false_pos())),
                     ("expected_false_pos", format!("{:.6e}", f.false_pos_now())),

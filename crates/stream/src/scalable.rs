@@ -536,9 +536,8 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     }
 
     /// The former name of [`estimated_len`](Self::estimated_len), as an integer: an
-    /// estimate, not an exact count, despite the name. Deprecated: use `estimated_len`.
-    /// (Not yet marked `#[deprecated]`: the CLI still calls it, and the workspace builds
-    /// with warnings denied.)
+    /// estimate, not an exact count, despite the name.
+    #[deprecated(note = "an estimate, not a count: use `estimated_len`")]
     pub fn len(&self) -> u64 {
         self.len
     }
