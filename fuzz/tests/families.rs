@@ -105,29 +105,29 @@ fn committed_valid_seeds_decode() {
 
 /// Writes `seeds/families/`: `valid-<kind>` (mode byte 0, then a valid encoding),
 /// `truncated-<kind>` (the same cut in half) and `structured-NN` (an odd mode byte, then
-/// fixed-seed random bytes for the structured mutations). Run after a format change:
-/// `cargo test --manifest-path fuzz/Cargo.toml --no-default-features --test families -- --ignored`
+/// fixed-seed random bytes for the structured mutations) when `BLOOMFORGE_WRITE_FIXTURES`
+/// is set, after a format change; otherwise checks the committed seeds are what today's
+/// code writes:
+/// `BLOOMFORGE_WRITE_FIXTURES=1 cargo test --manifest-path fuzz/Cargo.toml --no-default-features --test families`
 #[test]
-#[ignore]
 fn write_family_seeds() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/families");
     std::fs::create_dir_all(&dir).unwrap();
     for (name, bytes) in valid_encodings() {
         let mut valid = vec![0u8];
         valid.extend_from_slice(&bytes);
-        std::fs::write(dir.join(format!("valid-{name}")), &valid).unwrap();
-        std::fs::write(
+        fixture(dir.join(format!("valid-{name}")), &valid);
+        fixture(
             dir.join(format!("truncated-{name}")),
             &valid[..valid.len() / 2],
-        )
-        .unwrap();
+        );
     }
     let mut rng = Rng(0x5EED_5EED);
     for i in 0..12 {
         let len = 16 + rng.below(240);
         let mut data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
         data[0] |= 1;
-        std::fs::write(dir.join(format!("structured-{i:02}")), data).unwrap();
+        fixture(dir.join(format!("structured-{i:02}")), data);
     }
 }
 
@@ -152,4 +152,21 @@ fn attenuated_level_size_overflow_is_a_typed_error() {
     bytes[64 + 16..64 + 24].copy_from_slice(&(1u64 << 62).to_le_bytes());
     bloomforge_core::format::reseal(&mut bytes);
     assert!(bloomforge_stream::AttenuatedBloomFilter::from_bytes(&bytes).is_err());
+}
+
+/// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
+/// fixtures after an intended format change); otherwise checks that today's code writes
+/// exactly the committed bytes, so an unintended change of the encoding fails here.
+fn fixture(path: impl AsRef<std::path::Path>, bytes: impl AsRef<[u8]>) {
+    let (path, bytes) = (path.as_ref(), bytes.as_ref());
+    if std::env::var_os("BLOOMFORGE_WRITE_FIXTURES").is_some() {
+        std::fs::write(path, bytes).unwrap();
+    } else {
+        let old = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            old == bytes,
+            "{}: today's code writes other bytes",
+            path.display()
+        );
+    }
 }

@@ -1,8 +1,9 @@
 //! Format compatibility: bitmaps written by an earlier version must load, hold exactly
 //! what they held, and re-encode to the same bytes.
 //!
-//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (run it with
-//! `cargo test -p bloomforge-bitmap --test compat -- --ignored` only to add fixtures of a
+//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
+//! the tests and checks that today's code still writes exactly these bytes; run
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-bitmap --test compat` only to add fixtures of a
 //! NEW format; never to overwrite these): format version 3, written 2026-11-25.
 //! - `bitmap.bin`: `Bitmap::new(10_000)` holding `7 i mod 10_000` for `i` in `0..1000`
 //!   (universe not a multiple of 64, so the last word has padding);
@@ -71,14 +72,30 @@ fn two_bitmaps_written_before_still_load() {
 
 /// Writes the fixtures (see the file's docs).
 #[test]
-#[ignore]
 fn write_fixtures() {
     let mut b = Bitmap::new(10_000).unwrap();
     b.extend(bitmap_values());
-    std::fs::write(format!("{DATA}bitmap.bin"), b.to_bytes()).unwrap();
+    fixture(format!("{DATA}bitmap.bin"), b.to_bytes());
     let mut t = TwoBitmap::new(5_000).unwrap();
     for x in two_bitmap_inserts() {
         t.insert(x).unwrap();
     }
-    std::fs::write(format!("{DATA}two-bitmap.bin"), t.to_bytes()).unwrap();
+    fixture(format!("{DATA}two-bitmap.bin"), t.to_bytes());
+}
+
+/// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
+/// fixtures after an intended format change); otherwise checks that today's code writes
+/// exactly the committed bytes, so an unintended change of the encoding fails here.
+fn fixture(path: impl AsRef<std::path::Path>, bytes: impl AsRef<[u8]>) {
+    let (path, bytes) = (path.as_ref(), bytes.as_ref());
+    if std::env::var_os("BLOOMFORGE_WRITE_FIXTURES").is_some() {
+        std::fs::write(path, bytes).unwrap();
+    } else {
+        let old = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            old == bytes,
+            "{}: today's code writes other bytes",
+            path.display()
+        );
+    }
 }

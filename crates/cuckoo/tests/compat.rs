@@ -2,8 +2,9 @@
 //! every key, answer the non-members exactly as they did then (`<name>.maybe.txt`), and
 //! re-encode to the same bytes.
 //!
-//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (run it with
-//! `cargo test -p bloomforge-cuckoo --test compat -- --ignored` only to add fixtures of a
+//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
+//! the tests and checks that today's code still writes exactly these bytes; run
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-cuckoo --test compat` only to add fixtures of a
 //! NEW format; never to overwrite these): format version 3, written 2026-11-25. Keys are
 //! the strings `key-0`..`key-999`; `key-0`..`key-99` are removed again after inserting,
 //! so members are `key-100`..`key-999`, and the maybe lists cover `key-0`..`key-99` and
@@ -126,11 +127,10 @@ fn fill<F: Fingerprint, S: BuildHasher>(f: &mut CuckooFilter<F, S>) {
 
 /// Writes the fixtures (see the file's docs).
 #[test]
-#[ignore]
 fn write_fixtures() {
     let write = |name: &str, bytes: Vec<u8>, maybe: String| {
-        std::fs::write(format!("{DATA}{name}.bin"), bytes).unwrap();
-        std::fs::write(format!("{DATA}{name}.maybe.txt"), maybe).unwrap();
+        fixture(format!("{DATA}{name}.bin"), bytes);
+        fixture(format!("{DATA}{name}.maybe.txt"), maybe);
     };
     let mut f = CuckooFilter::builder()
         .expected_items(1000)
@@ -160,4 +160,21 @@ fn write_fixtures() {
         f.to_bytes(),
         maybe_list(|k| f.contains(k)),
     );
+}
+
+/// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
+/// fixtures after an intended format change); otherwise checks that today's code writes
+/// exactly the committed bytes, so an unintended change of the encoding fails here.
+fn fixture(path: impl AsRef<std::path::Path>, bytes: impl AsRef<[u8]>) {
+    let (path, bytes) = (path.as_ref(), bytes.as_ref());
+    if std::env::var_os("BLOOMFORGE_WRITE_FIXTURES").is_some() {
+        std::fs::write(path, bytes).unwrap();
+    } else {
+        let old = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            old == bytes,
+            "{}: today's code writes other bytes",
+            path.display()
+        );
+    }
 }

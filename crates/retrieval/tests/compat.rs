@@ -16,8 +16,9 @@
 //!   removed (five entries left).
 //!
 //! `tests/data/compat/` itself holds bytes of the format that records the retry index and
-//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (run it with
-//! `cargo test -p bloomforge-retrieval --test compat -- --ignored` only to add fixtures of
+//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (it runs with
+//! the tests and checks that today's code still writes exactly these bytes; run
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test compat` only to add fixtures of
 //! a NEW format; never to overwrite these). Only what c8558a0 could not write: first-attempt
 //! builds of the default hasher are byte-identical to its fixtures (tested below).
 //! - `fuse8-retried`, `xor8-retried`, `bloomier-retried`: the same keys, seeds and widths
@@ -292,22 +293,21 @@ fn write_maybe(name: &str, contains: impl Fn(&str) -> bool) {
         .filter(|k| contains(k))
         .map(|k| k + "\n")
         .collect();
-    std::fs::write(format!("{DATA}{name}.maybe.txt"), maybe).unwrap();
+    fixture(format!("{DATA}{name}.maybe.txt"), maybe);
 }
 
 fn write_bloomier_maybe<S: BuildHasher>(name: &str, b: &BloomierFilter<S>) {
     let maybe: String = (1000..3000)
         .filter_map(|i| b.get(&key(i)).map(|v| format!("{} {v}\n", key(i))))
         .collect();
-    std::fs::write(format!("{DATA}{name}.maybe.txt"), maybe).unwrap();
+    fixture(format!("{DATA}{name}.maybe.txt"), maybe);
 }
 
 /// Writes the fixtures of this format (see the file's docs).
 #[test]
-#[ignore]
 fn write_fixtures() {
     let write = |name: &str, bytes: Vec<u8>| {
-        std::fs::write(format!("{DATA}{name}.bin"), bytes).unwrap();
+        fixture(format!("{DATA}{name}.bin"), bytes);
     };
     let small: Vec<String> = (0..50).map(key).collect();
     let f = BinaryFuseFilter::<u8>::build_from(&small, 13).unwrap();
@@ -347,4 +347,21 @@ fn write_fixtures() {
     keys.iter().for_each(|k| t.insert(k));
     keys[..995].iter().for_each(|k| t.remove(k));
     write("iblt-keyed", t.to_bytes());
+}
+
+/// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
+/// fixtures after an intended format change); otherwise checks that today's code writes
+/// exactly the committed bytes, so an unintended change of the encoding fails here.
+fn fixture(path: impl AsRef<std::path::Path>, bytes: impl AsRef<[u8]>) {
+    let (path, bytes) = (path.as_ref(), bytes.as_ref());
+    if std::env::var_os("BLOOMFORGE_WRITE_FIXTURES").is_some() {
+        std::fs::write(path, bytes).unwrap();
+    } else {
+        let old = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            old == bytes,
+            "{}: today's code writes other bytes",
+            path.display()
+        );
+    }
 }

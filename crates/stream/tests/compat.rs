@@ -2,8 +2,9 @@
 //! earlier version must load, answer exactly as they did then (`<name>.maybe.txt`), and
 //! re-encode to the same bytes.
 //!
-//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (run it with
-//! `cargo test -p bloomforge-stream --test compat -- --ignored` only to add fixtures of a
+//! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
+//! the tests and checks that today's code still writes exactly these bytes; run
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-stream --test compat` only to add fixtures of a
 //! NEW format; never to overwrite these): format version 3, written 2026-11-25. Keys are
 //! the strings `key-i`.
 //! - `scalable.bin`: `ScalableBloomFilter::builder().expected_items(100).false_pos(0.01)
@@ -114,10 +115,8 @@ fn attenuated_filters_written_before_still_load() {
 
 /// Writes the fixtures (see the file's docs).
 #[test]
-#[ignore]
 fn write_fixtures() {
-    let write =
-        |name: &str, bytes: Vec<u8>| std::fs::write(format!("{DATA}{name}"), bytes).unwrap();
+    let write = |name: &str, bytes: Vec<u8>| fixture(format!("{DATA}{name}"), bytes);
     let builder = ScalableBloomFilter::builder()
         .expected_items(100)
         .false_pos(0.01)
@@ -181,4 +180,21 @@ fn write_fixtures() {
     a.merge_from_neighbour(&c).unwrap();
     write("attenuated.bin", a.to_bytes());
     write("attenuated.maybe.txt", routes(&a).into_bytes());
+}
+
+/// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
+/// fixtures after an intended format change); otherwise checks that today's code writes
+/// exactly the committed bytes, so an unintended change of the encoding fails here.
+fn fixture(path: impl AsRef<std::path::Path>, bytes: impl AsRef<[u8]>) {
+    let (path, bytes) = (path.as_ref(), bytes.as_ref());
+    if std::env::var_os("BLOOMFORGE_WRITE_FIXTURES").is_some() {
+        std::fs::write(path, bytes).unwrap();
+    } else {
+        let old = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            old == bytes,
+            "{}: today's code writes other bytes",
+            path.display()
+        );
+    }
 }
