@@ -140,19 +140,26 @@ fn query_piece(args: &Args, probe: &Probe<'_>, piece: &[u8]) -> PieceOutput {
     };
     for (key, &hit) in keys.iter().zip(&hits) {
         out.present += u64::from(hit);
-        let shown = if args.absent { !hit } else { hit || args.count };
-        if !shown {
-            continue;
-        }
-        out.lines.extend_from_slice(key);
-        if let (true, Probe::Loaded(filter)) = (args.count, probe) {
-            let c = filter.count(key).unwrap_or_default();
-            out.lines.push(b'\t');
-            out.lines.extend_from_slice(c.as_bytes());
-        }
-        out.lines.push(b'\n');
+        push_shown(args, probe, key, hit, &mut out.lines);
     }
     out
+}
+
+/// Appends `key`'s output line to `lines` if `args` shows it: present keys (absent ones
+/// with `--absent`), every key with `--count` (then `key<TAB>count`: a second lookup, made
+/// only when asked for).
+fn push_shown(args: &Args, probe: &Probe<'_>, key: &[u8], hit: bool, lines: &mut Vec<u8>) {
+    let shown = if args.absent { !hit } else { hit || args.count };
+    if !shown {
+        return;
+    }
+    lines.extend_from_slice(key);
+    if let (true, Probe::Loaded(filter)) = (args.count, probe) {
+        let c = filter.count(key).unwrap_or_default();
+        lines.push(b'\t');
+        lines.extend_from_slice(c.as_bytes());
+    }
+    lines.push(b'\n');
 }
 
 /// `contains` of a block's keys through a view, in parallel chunks.
@@ -257,27 +264,16 @@ fn run_with(
         }
         let mut reader = BlockStream::open(source, args.key_options.keep_empty, progress.clone())?;
         let mut block = Block::default();
+        let mut lines = Vec::new();
         while reader.next_block(&mut block)? {
             let hits = probe.contains_block(&block);
             total += hits.len() as u64;
+            lines.clear();
             for (i, &hit) in hits.iter().enumerate() {
                 present += u64::from(hit);
-                // --count lists every key (0 for the absent ones) unless --absent.
-                let shown = if args.absent { !hit } else { hit || args.count };
-                if !shown {
-                    continue;
-                }
-                let key = block.key(i);
-                out.write_all(key).map_err(werr)?;
-                if let (true, Probe::Loaded(filter)) = (args.count, probe) {
-                    // The count only when asked for: it is a second lookup.
-                    let c = filter.count(key).unwrap_or_default();
-                    out.write_all(b"\t")
-                        .and_then(|()| out.write_all(c.as_bytes()))
-                        .map_err(werr)?;
-                }
-                out.write_all(b"\n").map_err(werr)?;
+                push_shown(args, probe, block.key(i), hit, &mut lines);
             }
+            out.write_all(&lines).map_err(werr)?;
         }
         progress.finish();
     }
