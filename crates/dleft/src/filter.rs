@@ -14,7 +14,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 #[cfg(target_arch = "x86_64")]
-use crate::arch::avx2::Avx2;
+use crate::arch::{avx2::Avx2, avx512::Avx512};
 
 /// A d-left counting Bloom filter (Bonomi, Mitzenmacher, Panigrahy, Singh, Varghese,
 /// ESA 2006): a counting filter that supports deletion in about half the space of a
@@ -59,7 +59,8 @@ pub struct DLeftCountingBloomFilter<S = DefaultHasher> {
     backend: Backend,
     /// The instance of the generic operations that runs ([`route_of`]): the AVX2 kernel
     /// only for an AVX2 or AVX-512 backend on a CPU with AVX2, POPCNT and BMI1 (all AVX2
-    /// CPUs have both; checked anyway, see [`kernel_is_avx2`]).
+    /// CPUs have both; checked anyway, see [`kernel_is_avx2`]); the AVX-512 kernel only
+    /// for an AVX-512 backend on a CPU with its features and a table it covers.
     route: u8,
     /// Inserts minus removes (saturating at 0).
     len: u64,
@@ -242,7 +243,7 @@ impl<S> DLeftCountingBloomFilter<S> {
         let geo = Geometry::new(subtables, buckets, cells, rem_bits, counter_bits)?;
         let perm = Permutations::new(&geo, seed);
         let backend = Backend::detect();
-        let route = route_of(kernel_is_avx2(backend), perm.pow2, &geo);
+        let route = route_of(backend, perm.pow2, &geo);
         let bytes = geo.table_bytes() + SLACK;
         let table = bloomforge_core::memory::try_vec_filled(bytes, 0u8)
             .map_err(|_| bloomforge_core::Error::AllocationFailed { bytes })?;
@@ -373,10 +374,13 @@ impl<S> DLeftCountingBloomFilter<S> {
         self.backend
     }
 
-    /// Chooses the bucket-matching backend (all give identical results). `Avx2` and
-    /// `Avx512` select the AVX2 kernel (a bucket is one 256-bit register's worth of
-    /// cells); `Scalar` and `Wide` the portable kernel. The default is
-    /// [`Backend::detect`].
+    /// Chooses the bucket-matching backend (all give identical results). `Avx512`
+    /// selects the AVX-512 kernel (four buckets in one 512-bit register, located in one
+    /// 256-bit register) for tables with the general map, `d = 4`, buckets of at most 16
+    /// bytes and fewer than `2^32` buckets per subtable, on CPUs with AVX-512 F, VL, DQ,
+    /// BW and VBMI, and the AVX2 kernel otherwise; `Avx2` the AVX2 kernel (a bucket is one
+    /// 256-bit register's worth of cells); `Scalar` and `Wide` the portable kernel. The
+    /// default is [`Backend::detect`].
     ///
     /// # Errors
     /// [`DLeftError::Core`] with `BackendUnavailable` if this CPU cannot run `backend`;
@@ -384,7 +388,7 @@ impl<S> DLeftCountingBloomFilter<S> {
     pub fn set_backend(&mut self, backend: Backend) -> Result<()> {
         check_backend(backend)?;
         self.backend = backend;
-        self.route = route_of(kernel_is_avx2(backend), self.perm.pow2, &self.geo);
+        self.route = route_of(backend, self.perm.pow2, &self.geo);
         Ok(())
     }
 
@@ -548,6 +552,31 @@ impl<S> DLeftCountingBloomFilter<S> {
         d.min(8)
     }
 
+    /// [`locate`](Self::locate) through the kernel's own locating code where it has one
+    /// ([`Kernel::LOCATE4_GENERAL`]: general map, `d = 4`); returns `d`.
+    ///
+    /// # Safety
+    /// The CPU supports `K::BACKEND`; a kernel with `LOCATE4_GENERAL` runs only where
+    /// `B <= u32::MAX` (its route, [`route_of`]).
+    #[inline(always)]
+    unsafe fn locate_k<K: Kernel, M: MapKind, const D: usize>(
+        &self,
+        hash: u64,
+        buckets: &mut [*const u8; 8],
+        rems: &mut [u32; 8],
+    ) -> usize {
+        if K::LOCATE4_GENERAL && M::SAME_REM && D == 4 {
+            // SAFETY: `M::SAME_REM` is the general map (`!pow2`) and `D == 4 == geo.d`;
+            // `B <= u32::MAX` and the CPU features from the caller.
+            let rem = unsafe {
+                K::locate4_general(&self.geo, &self.perm, self.table.as_ptr(), hash, buckets)
+            };
+            *rems = [rem; 8];
+            return 4;
+        }
+        self.locate::<M, D>(hash, buckets, rems)
+    }
+
     /// Whether none of the `d` remainders is 0 (see [`Kernel::any_match`]); for maps with
     /// distinct remainders per subtable, always `false` (the kernels then test the
     /// counters: checking four remainders here led LLVM to vectorize the scalar
@@ -616,7 +645,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     ) -> bool {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
-        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: forwarded contract.
+        let d = unsafe { self.locate_k::<K, M, D>(hash, &mut buckets, &mut rems) };
         let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
         // SAFETY: every pointer is a bucket of this table (bucket index < B, subtable
         // < d), so it is readable for the bucket plus the slack; CPU feature and shape
@@ -637,7 +667,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         rems: &mut [u32; 8],
         scans: &mut [Scan; 8],
     ) -> usize {
-        let d = self.locate::<M, D>(hash, buckets, rems);
+        // SAFETY: forwarded contract.
+        let d = unsafe { self.locate_k::<K, M, D>(hash, buckets, rems) };
         for i in 0..d {
             // SAFETY: as in `contains_with`.
             scans[i] = unsafe { K::scan::<SHAPE>(&self.geo, buckets[i], rems[i]) };
@@ -671,7 +702,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
         if D == 4 && SHAPE != SHAPE_ANY {
-            self.locate::<M, D>(hash, &mut buckets, &mut rems);
+            // SAFETY: forwarded contract.
+            unsafe { self.locate_k::<K, M, D>(hash, &mut buckets, &mut rems) };
             // SAFETY: `SHAPE != SHAPE_ANY` means `w <= 8`; buckets from `locate`; forwarded
             // contract.
             let hits = unsafe { K::scan4::<SHAPE>(&self.geo, &buckets, &rems, M::SAME_REM) }.hits;
@@ -930,7 +962,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     ) -> Outcome {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
-        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: forwarded contract.
+        let d = unsafe { self.locate_k::<K, M, D>(hash, &mut buckets, &mut rems) };
         // SAFETY: located above; forwarded contract.
         unsafe { self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
@@ -944,7 +977,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     ) -> Outcome {
         let mut buckets = [core::ptr::null(); 8];
         let mut rems = [0u32; 8];
-        let d = self.locate::<M, D>(hash, &mut buckets, &mut rems);
+        // SAFETY: forwarded contract.
+        let d = unsafe { self.locate_k::<K, M, D>(hash, &mut buckets, &mut rems) };
         // SAFETY: located above; forwarded contract.
         unsafe { self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
@@ -973,7 +1007,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         for (k, &h) in hashes.iter().enumerate().take(AHEAD) {
             let (b, r) = &mut ring[k];
-            self.locate::<M, D>(h, b, r);
+            // SAFETY: forwarded contract.
+            unsafe { self.locate_k::<K, M, D>(h, b, r) };
             for &p in &b[..d] {
                 prefetch_read(p);
             }
@@ -982,7 +1017,8 @@ impl<S> DLeftCountingBloomFilter<S> {
             let (buckets, rems) = ring[k % AHEAD];
             if let Some(&h) = hashes.get(k + AHEAD) {
                 let (b, r) = &mut ring[k % AHEAD];
-                self.locate::<M, D>(h, b, r);
+                // SAFETY: forwarded contract.
+                unsafe { self.locate_k::<K, M, D>(h, b, r) };
                 for &p in &b[..d] {
                     prefetch_read(p);
                 }
@@ -1170,7 +1206,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         for (k, &h) in hashes.iter().enumerate().take(AHEAD) {
             let (b, r) = &mut ring[k];
-            self.locate::<M, D>(h, b, r);
+            // SAFETY: forwarded contract.
+            unsafe { self.locate_k::<K, M, D>(h, b, r) };
             for &p in &b[..d] {
                 prefetch_read(p);
             }
@@ -1179,7 +1216,8 @@ impl<S> DLeftCountingBloomFilter<S> {
             let (buckets, rems) = ring[k % AHEAD];
             if let Some(&h) = hashes.get(k + AHEAD) {
                 let (b, r) = &mut ring[k % AHEAD];
-                self.locate::<M, D>(h, b, r);
+                // SAFETY: forwarded contract.
+                unsafe { self.locate_k::<K, M, D>(h, b, r) };
                 for &p in &b[..d] {
                     prefetch_read(p);
                 }
@@ -1204,6 +1242,27 @@ fn kernel_is_avx2(backend: Backend) -> bool {
             && std::is_x86_feature_detected!("avx2")
             && std::is_x86_feature_detected!("popcnt")
             && std::is_x86_feature_detected!("bmi1")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        let _ = backend;
+        false
+    }
+}
+
+/// Whether `backend` selects the AVX-512 kernel on this CPU (where the table suits it,
+/// see [`route_of`]): `Avx512`, the AVX2 kernel's features, and AVX-512 F, VL, DQ, BW and
+/// VBMI (`vpermb`), each a CPUID bit of its own.
+fn kernel_is_avx512(backend: Backend) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        backend == Backend::Avx512
+            && kernel_is_avx2(backend)
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vbmi")
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     {
@@ -1242,14 +1301,25 @@ mod route {
     pub(super) const SCALAR_POW2_ANY: u8 = 7;
     pub(super) const SCALAR_GENERAL_4: u8 = 8;
     pub(super) const SCALAR_GENERAL_ANY: u8 = 9;
+    pub(super) const AVX512_GENERAL_SMALL_4: u8 = 10;
 }
 
-/// The [`route`] of a filter with geometry `g` and permutation family `pow2`, running the
-/// AVX2 kernel iff `avx2` (which only [`kernel_is_avx2`] may set).
-fn route_of(avx2: bool, pow2: bool, g: &Geometry) -> u8 {
+/// The [`route`] of a filter with geometry `g` and permutation family `pow2` on
+/// `backend`: the AVX-512 kernel for the general map, `d = 4`, buckets of at most 16
+/// bytes and `B <= u32::MAX` where [`kernel_is_avx512`]; else the AVX2 kernel where
+/// [`kernel_is_avx2`]; else the scalar kernel.
+fn route_of(backend: Backend, pow2: bool, g: &Geometry) -> u8 {
     use route::*;
     let d4 = g.d == 4;
-    if avx2 {
+    if !pow2
+        && d4
+        && g.shape() == SHAPE_SMALL
+        && g.buckets <= u64::from(u32::MAX)
+        && kernel_is_avx512(backend)
+    {
+        return AVX512_GENERAL_SMALL_4;
+    }
+    if kernel_is_avx2(backend) {
         match (pow2, g.shape(), d4) {
             (true, SHAPE_SMALL, true) => AVX2_POW2_SMALL_4,
             (true, SHAPE_NARROW, true) => AVX2_POW2_NARROW_4,
@@ -1284,6 +1354,16 @@ macro_rules! dispatch {
             // geometry (chosen by `route_of`).
             unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
         }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,popcnt,bmi1,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        unsafe fn avx512<S, M: MapKind, const SHAPE: u8, const D: usize>(
+            this: $self_ty,
+            $($arg: $ty),*
+        ) -> $ret {
+            // SAFETY: runs only with the AVX-512 kernel's features enabled; `SHAPE`, `D`
+            // and `B <= u32::MAX` match the geometry (chosen by `route_of`).
+            unsafe { this.$generic::<Avx512, M, SHAPE, D>($($arg),*) }
+        }
         /// The scalar instances, out of line so that the dispatch itself stays small
         /// enough to inline into callers.
         #[inline(never)]
@@ -1296,11 +1376,15 @@ macro_rules! dispatch {
             unsafe { this.$generic::<Scalar, M, SHAPE_ANY, D>($($arg),*) }
         }
         // SAFETY: an AVX2 route is set only when `kernel_is_avx2` confirmed AVX2, POPCNT
-        // and BMI1 on this CPU (`route_of`); `SHAPE` is `geo.shape()` or `SHAPE_ANY`, and
+        // and BMI1 on this CPU, the AVX-512 route only when `kernel_is_avx512` confirmed
+        // its features too and the table is the general map's with `d = 4`, 16-byte
+        // buckets and `B <= u32::MAX` (`route_of`); `SHAPE` is `geo.shape()` or `SHAPE_ANY`, and
         // `D` is 4 only when `geo.d == 4`. The scalar kernel needs no CPU feature;
         // `SHAPE_ANY` and `D = 0` fit any geometry.
         unsafe {
             match $this.route {
+                #[cfg(target_arch = "x86_64")]
+                route::AVX512_GENERAL_SMALL_4 => avx512::<S, GeneralMap, SHAPE_SMALL, 4>($this, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
                 route::AVX2_GENERAL_SMALL_4 => avx2::<S, GeneralMap, SHAPE_SMALL, 4>($this, $($arg),*),
                 #[cfg(target_arch = "x86_64")]

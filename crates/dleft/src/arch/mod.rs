@@ -17,9 +17,11 @@
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512;
 pub(crate) mod scalar;
 
-use crate::layout::Geometry;
+use crate::layout::{GeneralMap, Geometry, Locator, Permutations};
 pub use bloomforge_core::Backend;
 
 /// Result of scanning one bucket: bit `j` of each mask describes cell `j` (`j < w`).
@@ -51,6 +53,37 @@ pub(crate) unsafe trait Kernel {
     /// The backend this kernel implements.
     #[allow(dead_code)]
     const BACKEND: Backend;
+
+    /// Whether [`locate4_general`](Self::locate4_general) is a kernel of its own (the
+    /// filter then calls it instead of its scalar locating loop).
+    const LOCATE4_GENERAL: bool = false;
+
+    /// The candidate buckets `buckets[..4]` (pointers into the table at `table`) of hash
+    /// `h` under the general map ([`GeneralMap`]) in subtables 0-3, and the remainder
+    /// they are looked up for (the same in every subtable). The default is the scalar
+    /// [`Locator`], the oracle of the kernels that override it.
+    ///
+    /// # Safety
+    /// `g.d >= 4`, `!perm.pow2`, `g.buckets <= u32::MAX`; `perm` belongs to `g`; the CPU
+    /// supports `Self::BACKEND`. (The pointers are computed with wrapping arithmetic;
+    /// they point into the table when `table` is its start.)
+    #[inline(always)]
+    unsafe fn locate4_general(
+        g: &Geometry,
+        perm: &Permutations,
+        table: *const u8,
+        h: u64,
+        buckets: &mut [*const u8; 8],
+    ) -> u32 {
+        let loc = Locator::<GeneralMap>::new(g, perm, h);
+        let mut rem = 0;
+        for (i, b) in buckets.iter_mut().enumerate().take(4) {
+            let offset;
+            (offset, rem) = loc.at(i);
+            *b = table.wrapping_add(offset);
+        }
+        rem
+    }
 
     /// Matches and occupancy of the bucket that starts at `bucket`. `SHAPE` is
     /// [`Geometry::shape`] or `SHAPE_ANY` (always allowed), so kernels can skip the
@@ -376,6 +409,115 @@ mod tests {
         }
         // SAFETY: AVX2 availability was checked above.
         check_four(&|g, p, rems, same| unsafe { run(g, p, rems, same) });
+    }
+
+    /// Whether this CPU runs the AVX-512 kernel.
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_kernel_available() -> bool {
+        Backend::Avx512.is_available()
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vbmi")
+    }
+
+    /// The AVX-512 four-bucket kernel against the naive scan, for every bucket shape of
+    /// up to 8 cells (its own code for `SHAPE_SMALL` with one remainder, the AVX2 kernel's
+    /// otherwise).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_four_matches_naive() {
+        if !avx512_kernel_available() {
+            return;
+        }
+        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        unsafe fn run(
+            g: &Geometry,
+            p: &[*const u8; 8],
+            rems: &[u32; 8],
+            same: bool,
+        ) -> (Scan4, bool) {
+            use crate::layout::{SHAPE_ANY, SHAPE_SMALL};
+            use avx512::Avx512;
+            let nz = rems.iter().take(4).all(|&r| r != 0);
+            // SAFETY: each pointer holds a bucket plus SLACK bytes; w <= 8; the caller
+            // checked the features; the shaped call matches `g.shape()`.
+            unsafe {
+                let any = (
+                    Avx512::scan4::<SHAPE_ANY>(g, p, rems, same),
+                    Avx512::any_match::<SHAPE_ANY>(g, p, rems, 4, nz, same),
+                );
+                if g.shape() == SHAPE_SMALL {
+                    let small = (
+                        Avx512::scan4::<SHAPE_SMALL>(g, p, rems, same),
+                        Avx512::any_match::<SHAPE_SMALL>(g, p, rems, 4, nz, same),
+                    );
+                    assert_eq!(small, any);
+                }
+                any
+            }
+        }
+        // SAFETY: the features were checked above.
+        check_four(&|g, p, rems, same| unsafe { run(g, p, rems, same) });
+    }
+
+    /// The AVX-512 locating of the general map's four buckets against the scalar
+    /// [`Locator`] (the trait's default), for tables from 3 buckets to `2^32 - 1`, every
+    /// remainder width that fits, and hashes at the edges (0, all ones) and random.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_locate_matches_scalar() {
+        if !avx512_kernel_available() {
+            return;
+        }
+        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        unsafe fn run(g: &Geometry, perm: &Permutations, h: u64) -> ([*const u8; 8], u32) {
+            let mut b = [core::ptr::null(); 8];
+            // SAFETY: `d = 4`, general map, `B <= u32::MAX` (the caller); features checked.
+            let rem =
+                unsafe { avx512::Avx512::locate4_general(g, perm, core::ptr::null(), h, &mut b) };
+            (b, rem)
+        }
+        let mut state = 3u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix64(state)
+        };
+        let mut tables = vec![
+            3u64,
+            5,
+            7,
+            41_667,
+            1_000_003,
+            (1 << 31) + 1,
+            u64::from(u32::MAX),
+        ];
+        tables.extend((0..20).map(|_| 3 + next() % u64::from(u32::MAX - 3)));
+        for &buckets in tables.iter().filter(|b| !b.is_power_of_two()) {
+            for r in [1u32, 7, 12, 16, 24, 30] {
+                let Ok(g) = Geometry::new(4, buckets, 8, r, 2) else {
+                    continue; // a table too large to describe
+                };
+                let perm = Permutations::new(&g, next());
+                let mut hashes = vec![0u64, u64::MAX, 1, u64::MAX - 1];
+                hashes.extend((0..500).map(|_| next()));
+                for h in hashes {
+                    let mut want = [core::ptr::null(); 8];
+                    // SAFETY: the scalar kernel needs no CPU feature.
+                    let want_rem = unsafe {
+                        scalar::Scalar::locate4_general(&g, &perm, core::ptr::null(), h, &mut want)
+                    };
+                    // SAFETY: the features were checked above; `B <= u32::MAX`, not a
+                    // power of two.
+                    let (got, got_rem) = unsafe { run(&g, &perm, h) };
+                    assert_eq!(
+                        (got, got_rem),
+                        (want, want_rem),
+                        "B={buckets} r={r} h={h:#x}"
+                    );
+                }
+            }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
