@@ -378,7 +378,7 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// selects the AVX-512 kernel (four buckets in one 512-bit register, located in one
     /// 256-bit register) for tables with the general map, `d = 4`, buckets of at most 16
     /// bytes and fewer than `2^32` buckets per subtable, on CPUs with AVX-512 F, VL, DQ,
-    /// BW and VBMI, and the AVX2 kernel otherwise; `Avx2` the AVX2 kernel (a bucket is one
+    /// BW, VBMI and BITALG, and the AVX2 kernel otherwise; `Avx2` the AVX2 kernel (a bucket is one
     /// 256-bit register's worth of cells); `Scalar` and `Wide` the portable kernel. The
     /// default is [`Backend::detect`].
     ///
@@ -834,21 +834,15 @@ impl<S> DLeftCountingBloomFilter<S> {
             self.len += 1;
             return Outcome::Existing;
         }
-        // Least-loaded bucket, leftmost on ties: the minimum of `load * 8 + i` (no
-        // data-dependent branch).
-        let mut best = u32::MAX;
-        for i in 0..4u32 {
-            let key = (((scan.occupied >> (8 * i)) & 0xff).count_ones() << 3) | i;
-            best = core::hint::select_unpredictable(key < best, key, best);
-        }
-        let i = (best & 3) as usize;
-        let free = !(scan.occupied >> (8 * i)) & cell_mask;
-        if free == 0 {
+        // Least-loaded bucket, leftmost on ties, and its first free cell.
+        // SAFETY: the CPU supports `K::BACKEND` (forwarded contract).
+        let Some((i, j)) = (unsafe { K::pick4(scan.occupied, cell_mask) }) else {
             return Outcome::Full;
-        }
-        let j = free.trailing_zeros();
+        };
         let offset = buckets[i] as usize - table_start;
-        let cell = rems[i] | (1 << rem_bits);
+        // One remainder for all subtables (general map): no lookup by the chosen `i`.
+        let rem = if M::SAME_REM { rems[0] } else { rems[i] };
+        let cell = rem | (1 << rem_bits);
         if !journal.record(i, offset, j, 0, cell) {
             return Outcome::NoMemory;
         }
@@ -1251,8 +1245,8 @@ fn kernel_is_avx2(backend: Backend) -> bool {
 }
 
 /// Whether `backend` selects the AVX-512 kernel on this CPU (where the table suits it,
-/// see [`route_of`]): `Avx512`, the AVX2 kernel's features, and AVX-512 F, VL, DQ, BW and
-/// VBMI (`vpermb`), each a CPUID bit of its own.
+/// see [`route_of`]): `Avx512`, the AVX2 kernel's features, and AVX-512 F, VL, DQ, BW,
+/// VBMI (`vpermb`) and BITALG (`vpopcntb`), each a CPUID bit of its own.
 fn kernel_is_avx512(backend: Backend) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
@@ -1263,6 +1257,7 @@ fn kernel_is_avx512(backend: Backend) -> bool {
             && std::is_x86_feature_detected!("avx512dq")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("avx512bitalg")
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     {
@@ -1355,7 +1350,7 @@ macro_rules! dispatch {
             unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
         }
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,popcnt,bmi1,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        #[target_feature(enable = "avx2,popcnt,bmi1,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg")]
         unsafe fn avx512<S, M: MapKind, const SHAPE: u8, const D: usize>(
             this: $self_ty,
             $($arg: $ty),*

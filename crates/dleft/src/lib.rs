@@ -84,7 +84,7 @@
 //! specialised for the shape of the table (permutation family, bucket width, `d = 4`),
 //! the instance picked once per filter so an operation dispatches with one jump. Batch
 //! queries, inserts and removes locate and prefetch buckets a few keys ahead. On AVX-512
-//! CPUs (F, VL, DQ, BW, VBMI) the commonest tables (general map, `d = 4`, buckets of at
+//! CPUs (F, VL, DQ, BW, VBMI, BITALG) the commonest tables (general map, `d = 4`, buckets of at
 //! most 16 bytes: every sized filter with `r <= 12`, or `r <= 14` with 2-bit counters)
 //! locate their four buckets in one 256-bit register and match all four in one 512-bit
 //! register (two `vpermb`, then masked compares into two mask registers), so a

@@ -1,4 +1,4 @@
-//! AVX-512 kernel (x86-64 with AVX-512 F, VL, DQ, BW and VBMI) for the commonest table:
+//! AVX-512 kernel (x86-64 with AVX-512 F, VL, DQ, BW, VBMI and BITALG) for the commonest table:
 //! the general permutation map (`B` not a power of two, every remainder equal), `d = 4`
 //! subtables, buckets of at most 16 bytes (`SHAPE_SMALL`: every sized filter with
 //! `r <= 12` and 4-bit counters, or `r <= 14` with 2-bit ones) and `B < 2^32`.
@@ -15,7 +15,9 @@
 //!   `vptestmd` (occupied: counter field nonzero) and one masked `vpcmpeqd` against the
 //!   query remainder shifted to each lane's bit offset (cells compared in place). The two
 //!   16-bit mask registers are the packed `Scan4` masks (bit `8 i + j`: cell `j` of
-//!   bucket `i`), with no branch.
+//!   bucket `i`), with no branch;
+//! - an insert's choice of bucket: one `vpopcntb` counts the four buckets' loads and one
+//!   `phminposuw` picks the least loaded (leftmost on ties).
 //!
 //! Everything else (other shapes, `d != 4`) runs the AVX2 kernel, which this CPU has; the
 //! filter picks this kernel only for the tables it covers (`route_of` in the filter).
@@ -151,6 +153,27 @@ unsafe impl Kernel for Avx512 {
             *p = table.wrapping_add(o);
         }
         rem
+    }
+
+    #[inline(always)]
+    unsafe fn pick4(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
+        // Keys `load * 4 + i` (at most 35) as words, the other words 255: one `vpopcntb`
+        // counts the four loads, one `phminposuw` finds the smallest key, which is the
+        // least-loaded bucket with the leftmost winning ties (the keys differ in `i`).
+        // SAFETY: register-only intrinsics; the caller guarantees AVX-512 BITALG and VL.
+        let i = unsafe {
+            let loads = _mm_popcnt_epi8(_mm_cvtsi32_si128(occupied as i32));
+            let keys = _mm_or_si128(
+                _mm_slli_epi16::<2>(loads),
+                _mm_setr_epi8(0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+            );
+            (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_cvtepu8_epi16(keys))) & 3) as u32
+        };
+        let free = !(occupied >> (8 * i)) & cell_mask;
+        if free == 0 {
+            return None;
+        }
+        Some((i as usize, free.trailing_zeros()))
     }
 
     #[inline(always)]

@@ -140,6 +140,30 @@ pub(crate) unsafe trait Kernel {
         s
     }
 
+    /// The bucket an insert takes among four of at most 8 cells whose packed occupancy
+    /// mask is `occupied` (bit `8 i + j`: cell `j` of bucket `i`, cells `j >= w` clear):
+    /// the least loaded, leftmost on ties, and its first free cell `(i, j)`; `None` if
+    /// that bucket is full. `cell_mask` is `2^w - 1`. The default (scalar, branch-free)
+    /// is the oracle of the kernels that override it.
+    ///
+    /// # Safety
+    /// The CPU supports `Self::BACKEND`.
+    #[inline(always)]
+    unsafe fn pick4(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
+        // The minimum of `load * 8 + i`, with no data-dependent branch.
+        let mut best = u32::MAX;
+        for i in 0..4u32 {
+            let key = (((occupied >> (8 * i)) & 0xff).count_ones() << 3) | i;
+            best = core::hint::select_unpredictable(key < best, key, best);
+        }
+        let i = best & 3;
+        let free = !(occupied >> (8 * i)) & cell_mask;
+        if free == 0 {
+            return None;
+        }
+        Some((i as usize, free.trailing_zeros()))
+    }
+
     /// Only the match mask of [`scan`](Self::scan).
     ///
     /// # Safety
@@ -419,6 +443,7 @@ mod tests {
             && std::is_x86_feature_detected!("avx512dq")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("avx512bitalg")
     }
 
     /// The AVX-512 four-bucket kernel against the naive scan, for every bucket shape of
@@ -430,7 +455,9 @@ mod tests {
         if !avx512_kernel_available() {
             return;
         }
-        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        #[target_feature(
+            enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
+        )]
         unsafe fn run(
             g: &Geometry,
             p: &[*const u8; 8],
@@ -461,6 +488,53 @@ mod tests {
         check_four(&|g, p, rems, same| unsafe { run(g, p, rems, same) });
     }
 
+    /// The AVX-512 choice of an insert's bucket and cell against the scalar default, for
+    /// every bucket width and occupancy masks that are random, full, empty and tied.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_pick_matches_scalar() {
+        if !avx512_kernel_available() {
+            return;
+        }
+        #[target_feature(
+            enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
+        )]
+        unsafe fn run(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
+            // SAFETY: the caller checked the features.
+            unsafe { avx512::Avx512::pick4(occupied, cell_mask) }
+        }
+        let mut state = 5u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix64(state)
+        };
+        for w in 1..=8u32 {
+            let cell_mask = (1u32 << w) - 1;
+            let mask4 = cell_mask * 0x0101_0101;
+            let mut masks = vec![0, mask4, mask4 & !1, mask4 & !(1 << 24)];
+            // Each bucket's occupancy a prefix, a random set, full or empty.
+            masks.extend((0..20_000).map(|_| {
+                let x = next();
+                (0..4).fold(0u32, |m, i| {
+                    let byte = match (x >> (8 * i)) % 4 {
+                        0 => (x >> (32 + 8 * i)) as u32 & cell_mask,
+                        1 => cell_mask,
+                        2 => 0,
+                        _ => cell_mask >> ((x >> (40 + i)) as u32 % (w + 1)).min(w - 1),
+                    };
+                    m | byte << (8 * i)
+                })
+            }));
+            for occupied in masks {
+                // SAFETY: the scalar kernel needs no CPU feature.
+                let want = unsafe { scalar::Scalar::pick4(occupied, cell_mask) };
+                // SAFETY: the features were checked above.
+                let got = unsafe { run(occupied, cell_mask) };
+                assert_eq!(got, want, "w={w} occupied={occupied:#010x}");
+            }
+        }
+    }
+
     /// The AVX-512 locating of the general map's four buckets against the scalar
     /// [`Locator`] (the trait's default), for tables from 3 buckets to `2^32 - 1`, every
     /// remainder width that fits, and hashes at the edges (0, all ones) and random.
@@ -470,7 +544,9 @@ mod tests {
         if !avx512_kernel_available() {
             return;
         }
-        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi")]
+        #[target_feature(
+            enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
+        )]
         unsafe fn run(g: &Geometry, perm: &Permutations, h: u64) -> ([*const u8; 8], u32) {
             let mut b = [core::ptr::null(); 8];
             // SAFETY: `d = 4`, general map, `B <= u32::MAX` (the caller); features checked.
