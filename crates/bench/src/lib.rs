@@ -46,9 +46,9 @@ pub use theory::math;
 
 use config::Config;
 use measure::{
-    backend_rows, counting_section, dleft_section, floor_row, fp_point, hasher_rows, measure_entry,
-    pinned_pool, size_floor_point, size_point, BackendRow, CountingSection, Ctx, DLeftSection,
-    FpPoint, HasherRow, Row, SizePoint,
+    backend_rows, counting_section, dleft_section, floor_row, fp_point, hasher_rows,
+    locked_floor_row, measure_entry, pinned_pool, size_floor_point, size_point, BackendRow,
+    CountingSection, Ctx, DLeftSection, FpPoint, HasherRow, Row, SizePoint,
 };
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -353,6 +353,15 @@ fn run_scenario<K: RegistryKey>(
         bits,
         &target,
     )?);
+    if entries.iter().any(|e| e.name.ends_with("-atomic")) {
+        rows.push(locked_floor_row(
+            ctx,
+            &w.name,
+            w.members.len(),
+            bits,
+            &target,
+        )?);
+    }
     pb.inc(1);
     Ok(())
 }
