@@ -375,8 +375,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     }
 
     /// Chooses the bucket-matching backend (all give identical results). `Avx512`
-    /// selects the AVX-512 kernel (four buckets in one 512-bit register, located in one
-    /// 256-bit register) for tables with the general map, `d = 4`, buckets of at most 16
+    /// selects the AVX-512 kernel (four buckets matched in two 512-bit registers, located
+    /// in one 256-bit register) for tables with the general map, `d = 4`, buckets of at most 16
     /// bytes and fewer than `2^32` buckets per subtable, on CPUs with AVX-512 F, VL, DQ,
     /// BW, VBMI and BITALG, and the AVX2 kernel otherwise; `Avx2` the AVX2 kernel (a bucket is one
     /// 256-bit register's worth of cells); `Scalar` and `Wide` the portable kernel. The

@@ -72,13 +72,12 @@ pub(crate) struct Geometry {
     /// [`shuffle`](Self::shuffle) for buckets of at most 16 bytes: both halves index the
     /// same 16 bytes (one broadcast load).
     pub(crate) shuffle_small: [u8; 32],
-    /// `vpermb` indexes (AVX-512 kernel, buckets of at most 16 bytes): four buckets
-    /// loaded into one 512-bit register, bucket `i` at bytes `16 i..16 i + 16`; lane
-    /// `L < 16` of the first permutation gets the four bytes holding cell `L % 8` of bucket
-    /// `L / 8` (bytes as in [`shuffle_small`](Self::shuffle_small)), the second the same
-    /// for buckets 2 and 3. A lane's bytes past its bucket's 16 are junk that the lane
-    /// masks never select.
-    pub(crate) vpermb: [[u8; 64]; 2],
+    /// `vpermb` indexes (AVX-512 kernel, buckets of at most 16 bytes): two buckets
+    /// loaded into the low 256 bits of a register, bucket `i` at bytes `16 i..16 i + 16`;
+    /// lane `L < 16` gets the four bytes holding cell `L % 8` of bucket `L / 8` (bytes as
+    /// in [`shuffle_small`](Self::shuffle_small)). A lane's bytes past its bucket's 16
+    /// are junk that the lane masks never select.
+    pub(crate) vpermb: [u8; 64],
     /// First byte of the upper half's 16-byte load (cell 4's first byte).
     pub(crate) hi_byte: usize,
     /// Whether cells are narrow enough (`s <= 25`) for the byte-shuffle unpacking; wider
@@ -180,7 +179,7 @@ impl Geometry {
             shift_hi: [0; 8],
             shuffle: [0x80; 32],
             shuffle_small: [0x80; 32],
-            vpermb: [[0; 64]; 2],
+            vpermb: [0; 64],
             shuffle_shift: [0; 8],
             rem_lanes: [0; 8],
             counter_lanes: [0; 8],
@@ -224,14 +223,11 @@ impl Geometry {
                 }
             }
         }
-        for (half, perm) in g.vpermb.iter_mut().enumerate() {
-            for (at, byte) in perm.iter_mut().enumerate() {
-                let (lane, k) = (at / 4, at % 4);
-                let bucket = 2 * half + lane / 8;
-                // 0x80 (a byte past the bucket's 16) reads byte 0: junk, never selected.
-                let src = g.shuffle_small[(lane % 8) * 4 + k] & 0x0f;
-                *byte = (bucket * 16) as u8 + src;
-            }
+        for (at, byte) in g.vpermb.iter_mut().enumerate() {
+            let (lane, k) = (at / 4, at % 4);
+            // 0x80 (a byte past the bucket's 16) reads byte 0: junk, never selected.
+            let src = g.shuffle_small[(lane % 8) * 4 + k] & 0x0f;
+            *byte = (lane / 8 * 16) as u8 + src;
         }
         Ok(g)
     }

@@ -86,8 +86,8 @@
 //! queries, inserts and removes locate and prefetch buckets a few keys ahead. On AVX-512
 //! CPUs (F, VL, DQ, BW, VBMI, BITALG) the commonest tables (general map, `d = 4`, buckets of at
 //! most 16 bytes: every sized filter with `r <= 12`, or `r <= 14` with 2-bit counters)
-//! locate their four buckets in one 256-bit register and match all four in one 512-bit
-//! register (two `vpermb`, then masked compares into two mask registers), so a
+//! locate their four buckets in one 256-bit register and match them in two 512-bit
+//! registers (one `vpermb` per two buckets, then masked compares into mask registers), so a
 //! single-key operation is short and branch-free enough for several keys' cache misses
 //! to overlap.
 //!

@@ -10,8 +10,8 @@
 //!   product from two `vpmuludq`), the wrap-around `u + g_i(v) mod B` as one unsigned
 //!   minimum of `b` and `b - B`, then the four byte offsets; all four buckets' loads
 //!   issue before the first compare;
-//! - matching: the four buckets in one 512-bit register (16 bytes each), two `vpermb`
-//!   put each cell into its own 32-bit lane (buckets 0-1 and 2-3), then per half one
+//! - matching: buckets 0-1 and 2-3 in two 256-bit loads (16 bytes each), one `vpermb`
+//!   each puts every cell into its own 32-bit lane of a 512-bit register, then per half one
 //!   `vptestmd` (occupied: counter field nonzero) and one masked `vpcmpeqd` against the
 //!   query remainder shifted to each lane's bit offset (cells compared in place). The two
 //!   16-bit mask registers are the packed `Scan4` masks (bit `8 i + j`: cell `j` of
@@ -29,24 +29,19 @@ use core::arch::x86_64::*;
 /// The AVX-512 kernel.
 pub(crate) struct Avx512;
 
-/// The four buckets `buckets[..4]` (16 bytes each) in one register, bucket `i` at bytes
-/// `16 i..16 i + 16`.
+/// Buckets `buckets[i]` and `buckets[i + 1]` (16 bytes each) in the low 256 bits of a
+/// register (the rest undefined), bucket `i` first.
 ///
 /// # Safety
-/// Each `buckets[i]`, `i < 4`, is readable for 16 bytes; the CPU supports AVX-512 F.
+/// `i + 1 < 8`; both buckets are readable for 16 bytes; the CPU supports AVX-512 F.
 #[inline(always)]
-unsafe fn load4(buckets: &[*const u8; 8]) -> __m512i {
+unsafe fn load2(buckets: &[*const u8; 8], i: usize) -> __m512i {
     // SAFETY: forwarded contract (16-byte unaligned loads).
     unsafe {
-        let lo = _mm256_inserti128_si256::<1>(
-            _mm256_castsi128_si256(_mm_loadu_si128(buckets[0].cast())),
-            _mm_loadu_si128(buckets[1].cast()),
-        );
-        let hi = _mm256_inserti128_si256::<1>(
-            _mm256_castsi128_si256(_mm_loadu_si128(buckets[2].cast())),
-            _mm_loadu_si128(buckets[3].cast()),
-        );
-        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+        _mm512_castsi256_si512(_mm256_inserti128_si256::<1>(
+            _mm256_castsi128_si256(_mm_loadu_si128(buckets[i].cast())),
+            _mm_loadu_si128(buckets[i + 1].cast()),
+        ))
     }
 }
 
@@ -58,12 +53,14 @@ unsafe fn load4(buckets: &[*const u8; 8]) -> __m512i {
 /// CPU supports AVX-512 F, VL, BW and VBMI.
 #[inline(always)]
 unsafe fn masks4(g: &Geometry, buckets: &[*const u8; 8], rem: u32) -> (u32, u32) {
-    // SAFETY: forwarded contract; the lane tables are 32 bytes and the `vpermb` tables
-    // 64 bytes each.
+    // SAFETY: forwarded contract; the lane tables are 32 bytes and the `vpermb` table
+    // 64 bytes.
     unsafe {
-        let data = load4(buckets);
-        let lo = _mm512_permutexvar_epi8(_mm512_loadu_si512(g.vpermb[0].as_ptr().cast()), data);
-        let hi = _mm512_permutexvar_epi8(_mm512_loadu_si512(g.vpermb[1].as_ptr().cast()), data);
+        // Buckets 0-1 and 2-3 in two registers, each cell in its own lane (the indexes
+        // reach only the low 256 bits).
+        let cells_of = _mm512_loadu_si512(g.vpermb.as_ptr().cast());
+        let lo = _mm512_permutexvar_epi8(cells_of, load2(buckets, 0));
+        let hi = _mm512_permutexvar_epi8(cells_of, load2(buckets, 2));
         let rem_lanes = _mm512_broadcast_i64x4(_mm256_loadu_si256(g.rem_lanes.as_ptr().cast()));
         let counter_lanes =
             _mm512_broadcast_i64x4(_mm256_loadu_si256(g.counter_lanes.as_ptr().cast()));
