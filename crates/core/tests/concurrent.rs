@@ -168,6 +168,46 @@ fn partitioned_build_equals_sequential_build() {
     }
 }
 
+/// In-cache filters and batches below 2^20 keys also split over threads (partitions of a
+/// few per worker, rounds of 2^18 keys): bit-identical for batch lengths around the
+/// threshold (2^16) and the round, odd block counts, and pools with more threads than the
+/// filter has partitions (those insert on the calling thread).
+#[test]
+fn small_partitioned_build_equals_sequential_build() {
+    let keys = SplitMix64(78).keys((1 << 18) * 2 + 777);
+    for threads in [2usize, 3, 8, 300] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for len in [(1 << 16) - 1, 1 << 16, (1 << 18) + 1, keys.len()] {
+            let keys = &keys[..len];
+            for blocks in [1_001u64, 40_009] {
+                let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                sequential.insert_batch(keys);
+                let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                pool.install(|| parallel.par_insert_batch(keys));
+                assert!(
+                    parallel == sequential,
+                    "blocked, {threads} threads, {len} keys, {blocks} blocks"
+                );
+                let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                sequential.insert_batch(keys);
+                let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                pool.install(|| parallel.par_insert_batch(keys));
+                assert!(
+                    parallel == sequential,
+                    "split-block, {threads} threads, {len} keys, {blocks} blocks"
+                );
+            }
+        }
+    }
+}
+
 /// The bounded-memory parallel insert of hashes equals a sequential build for every
 /// thread count (including more threads than blocks) and for batch lengths around its
 /// threshold (8192), on filters whose block count does not divide evenly.
