@@ -464,14 +464,6 @@ const PARTITION_BYTES: usize = 256 << 10;
 /// bytes of filter, so each block is written several times per pass over the filter.
 const PARTITION_MIN_ROUND: usize = 1 << 22;
 
-/// Fewest keys for which a plain filter's `par_insert_batch` splits the work over threads
-/// (below, the rayon hand-offs cost more than a second core gains).
-const SMALL_PARTITIONED_MIN_KEYS: usize = 1 << 16;
-
-/// Keys per round of the partitioned build of an in-cache filter: ~1.25 x 8 bytes each of
-/// buffers, 2.5 MiB in all, which stay in L2/L3 between the scatter and the insert.
-const SMALL_ROUND: usize = 1 << 18;
-
 /// How far ahead, in hashes, the scatter prefetches a partition's next slots: the line is
 /// in cache by the time its first slot is written, so no store waits for memory.
 const SCATTER_PREFETCH: usize = 16;
@@ -547,23 +539,13 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
     // the pipelined insert (16.8 against 16.6 ns/key), and an in-cache filter or a small
     // batch pays for the buffers without gaining locality, so those take the pipelined
     // insert on the calling thread.
-    if threads <= 1 || keys.len() < SMALL_PARTITIONED_MIN_KEYS || total < threads * 4 {
+    if threads <= 1 || keys.len() < 1 << 20 || bytes < 8 << 20 {
         d_insert_batch::<L, Keys<'_, T, S>>(backend, blocks, 0, total, k, &Keys { keys, hasher });
         return;
     }
-    // A filter that fits the caches (or a batch too small to fill a big filter's rounds)
-    // is cut into a few partitions per worker, so that each worker's share stays in its
-    // own L2, and goes in rounds of at most SMALL_ROUND keys, so that the buffers stay in
-    // cache as well. Measured at 1M keys (1.25 MB, Zen 4, 2 threads): see the README's
-    // bulk-load rows; the one-thread insert it replaced ran 0.91-1.0x.
-    let small = keys.len() < 1 << 20 || bytes < 8 << 20;
     // At least four partitions per worker for balance, at most 1024: the buffers below
     // number chunks x partitions, each with some slack.
-    let want = if small {
-        threads * 4
-    } else {
-        (bytes / PARTITION_BYTES).max(threads * 4).min(1024)
-    };
+    let want = (bytes / PARTITION_BYTES).max(threads * 4).min(1024);
     let shift = total.div_ceil(want).next_power_of_two().trailing_zeros();
     let parts = total.div_ceil(1 << shift);
     let start_of = |r: usize| (r << shift).min(total);
@@ -571,11 +553,7 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
     // ~1.25 x 8 bytes per key of a round) are allocated once per call and reused every
     // round.
     let chunks_per_round = (threads * 2).min(128);
-    let round = if small {
-        keys.len().min(SMALL_ROUND)
-    } else {
-        keys.len().min((bytes / 8).max(PARTITION_MIN_ROUND))
-    };
+    let round = keys.len().min((bytes / 8).max(PARTITION_MIN_ROUND));
     let chunk_len = round.div_ceil(chunks_per_round).max(1);
     let cap = chunk_len / parts + chunk_len / (4 * parts) + 16;
     // Allocated (and first touched) by the workers: page faults on ~1.25x the filter's

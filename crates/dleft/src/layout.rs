@@ -78,6 +78,16 @@ pub(crate) struct Geometry {
     /// in [`shuffle_small`](Self::shuffle_small)). A lane's bytes past its bucket's 16
     /// are junk that the lane masks never select.
     pub(crate) vpermb: [u8; 64],
+    /// For lane `L < 16` (cell `L % 8` of one of two buckets, as [`vpermb`](Self::vpermb)
+    /// places it): the remainder field of that cell in place,
+    /// [`rem_lanes`](Self::rem_lanes)`[L % 8]`, or 0 for a lane past the bucket's cells
+    /// (`L % 8 >= w`).
+    pub(crate) rem_lanes16: [i32; 16],
+    /// As [`rem_lanes16`](Self::rem_lanes16) for the counter field: a lane past the
+    /// bucket's cells never reads as occupied, so the AVX-512 kernel needs no cell mask.
+    pub(crate) counter_lanes16: [i32; 16],
+    /// [`shuffle_shift`](Self::shuffle_shift) for each of the 16 lanes.
+    pub(crate) shuffle_shift16: [i32; 16],
     /// First byte of the upper half's 16-byte load (cell 4's first byte).
     pub(crate) hi_byte: usize,
     /// Whether cells are narrow enough (`s <= 25`) for the byte-shuffle unpacking; wider
@@ -180,6 +190,9 @@ impl Geometry {
             shuffle: [0x80; 32],
             shuffle_small: [0x80; 32],
             vpermb: [0; 64],
+            rem_lanes16: [0; 16],
+            counter_lanes16: [0; 16],
+            shuffle_shift16: [0; 16],
             shuffle_shift: [0; 8],
             rem_lanes: [0; 8],
             counter_lanes: [0; 8],
@@ -222,6 +235,14 @@ impl Geometry {
                     g.shuffle_small[j * 4 + k as usize] = (bit / 8 + k) as u8;
                 }
             }
+        }
+        for lane in 0..16 {
+            let j = lane % 8;
+            if (j as u32) < cells {
+                g.rem_lanes16[lane] = g.rem_lanes[j];
+                g.counter_lanes16[lane] = g.counter_lanes[j];
+            }
+            g.shuffle_shift16[lane] = g.shuffle_shift[j];
         }
         for (at, byte) in g.vpermb.iter_mut().enumerate() {
             let (lane, k) = (at / 4, at % 4);

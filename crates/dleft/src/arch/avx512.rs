@@ -53,23 +53,21 @@ unsafe fn load2(buckets: &[*const u8; 8], i: usize) -> __m512i {
 /// CPU supports AVX-512 F, VL, BW and VBMI.
 #[inline(always)]
 unsafe fn masks4(g: &Geometry, buckets: &[*const u8; 8], rem: u32) -> (u32, u32) {
-    // SAFETY: forwarded contract; the lane tables are 32 bytes and the `vpermb` table
-    // 64 bytes.
+    // SAFETY: forwarded contract; the 16-lane tables and the `vpermb` table are 64
+    // bytes.
     unsafe {
         // Buckets 0-1 and 2-3 in two registers, each cell in its own lane (the indexes
         // reach only the low 256 bits).
         let cells_of = _mm512_loadu_si512(g.vpermb.as_ptr().cast());
         let lo = _mm512_permutexvar_epi8(cells_of, load2(buckets, 0));
         let hi = _mm512_permutexvar_epi8(cells_of, load2(buckets, 2));
-        let rem_lanes = _mm512_broadcast_i64x4(_mm256_loadu_si256(g.rem_lanes.as_ptr().cast()));
-        let counter_lanes =
-            _mm512_broadcast_i64x4(_mm256_loadu_si256(g.counter_lanes.as_ptr().cast()));
-        let shift = _mm512_broadcast_i64x4(_mm256_loadu_si256(g.shuffle_shift.as_ptr().cast()));
+        let rem_lanes = _mm512_loadu_si512(g.rem_lanes16.as_ptr().cast());
+        let counter_lanes = _mm512_loadu_si512(g.counter_lanes16.as_ptr().cast());
+        let shift = _mm512_loadu_si512(g.shuffle_shift16.as_ptr().cast());
         let q = _mm512_sllv_epi32(_mm512_set1_epi32(rem as i32), shift);
-        // Two buckets per half: cell mask of bucket 2h and 2h + 1.
-        let cells = (g.cell_mask4 & 0xffff) as u16;
-        let occ_lo = _mm512_mask_test_epi32_mask(cells, lo, counter_lanes);
-        let occ_hi = _mm512_mask_test_epi32_mask(cells, hi, counter_lanes);
+        // Lanes past the bucket's cells have empty masks: never occupied, never hits.
+        let occ_lo = _mm512_test_epi32_mask(lo, counter_lanes);
+        let occ_hi = _mm512_test_epi32_mask(hi, counter_lanes);
         let hit_lo = _mm512_mask_cmpeq_epi32_mask(occ_lo, _mm512_and_si512(lo, rem_lanes), q);
         let hit_hi = _mm512_mask_cmpeq_epi32_mask(occ_hi, _mm512_and_si512(hi, rem_lanes), q);
         (
