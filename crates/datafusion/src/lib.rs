@@ -11,6 +11,10 @@
 //!   in the filter; vectorised, decoding the filter once per batch.
 //! * [`BloomContainsFilter`]: a filter bound to a named one-argument function, decoded once;
 //!   the fast path for large filters (the plan then carries no literal of the filter).
+//! * [`bloom_parquet_contains(file, column, expr)`](parquet::BloomParquetContains): probes
+//!   the Bloom filters a Parquet writer stored for a column; the [`parquet`] module also
+//!   reads those filters as core filters and writes Parquet files whose filters bloomforge
+//!   built.
 //!
 //! ```
 //! use bloomforge_core::SplitBlockBloomFilter;
@@ -63,6 +67,7 @@ mod agg;
 mod contains;
 mod error;
 mod keys;
+pub mod parquet;
 
 pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
 pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
@@ -80,10 +85,12 @@ use std::sync::Arc;
 /// bloomforge_datafusion::register(&ctx);
 /// assert!(ctx.udaf("bloom_agg").is_ok());
 /// assert!(ctx.udf("bloom_contains").is_ok());
+/// assert!(ctx.udf("bloom_parquet_contains").is_ok());
 /// ```
 pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(bloom_agg_udaf());
     ctx.register_udf(bloom_contains_udf());
+    ctx.register_udf(parquet::bloom_parquet_contains_udf());
 }
 
 /// Adds `bloom_agg` and `bloom_contains` to a [`SessionStateBuilder`] (for sessions built
@@ -109,5 +116,9 @@ pub fn with_functions(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .scalar_functions()
         .get_or_insert_with(Vec::new)
         .push(Arc::new(bloom_contains_udf()));
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .push(Arc::new(parquet::bloom_parquet_contains_udf()));
     builder
 }
