@@ -281,7 +281,7 @@ pub fn registry() -> Vec<Entry> {
         entry!("standard-atomic", Standard, Ours, static = false, "AtomicStandardBloomFilter, foldhash", build_standard_atomic),
         entry!("counting", Counting, Ours, static = false, "CountingBloomFilter, 4-bit counters, 128 per line, foldhash", build_counting),
         entry!("counting-atomic", Counting, Ours, static = false, "AtomicCountingBloomFilter (CAS per word), foldhash", build_counting_atomic),
-        entry!("d-left", DLeft, Ours, static = false, "DLeftCountingBloomFilter, d=4, 8 cells, 2-bit counters, foldhash", build_dleft),
+        entry!("d-left", DLeft, Ours, static = false, "DLeftCountingBloomFilter, d=4, 8 cells; a bits/key budget: 2-bit counters, a target FP: the crate's sizing (4-bit counters); foldhash", build_dleft),
         entry!("cuckoo", Cuckoo, Ours, static = false, "CuckooFilter, 4-slot buckets (2 where 12 bits need it), 12- or 16-bit fingerprints, foldhash", build_cuckoo),
         entry!("cuckoofilter", Cuckoo, Peer, static = false, "cuckoofilter 0.5, 8-bit fingerprints, power-of-two buckets, SipHash-1-3", build_cuckoofilter),
         entry!("scalable-cuckoo", Cuckoo, Peer, static = false, "scalable_cuckoo_filter 0.3, SipHash-1-3, grows", build_scalable_cuckoo),
