@@ -73,6 +73,10 @@ pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
 pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
 pub use error::{BloomUdfError, Result};
 
+/// The functions on a Ballista cluster: the scheduler's and the executors' hooks.
+#[cfg(feature = "ballista")]
+pub mod distributed;
+
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
