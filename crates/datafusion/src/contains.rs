@@ -1,15 +1,20 @@
 //! `bloom_contains(filter_bytes, expr)`: the scalar function that queries a filter.
 
-use crate::agg::coerce_key;
+use crate::agg::{coerce_key, BloomKind};
 use crate::error::BloomUdfError;
 use crate::keys::{hash_rows, Nulls, KEY_TYPES};
 use bloomforge_core::{DefaultHasher, SplitBlockBloomFilter, SplitBlockBloomFilterView};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, BooleanBufferBuilder};
-use datafusion::arrow::buffer::NullBuffer;
-use datafusion::arrow::datatypes::DataType;
+use bloomforge_counting::CountingBloomFilter;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, BooleanBufferBuilder, ListArray,
+};
+use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer};
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use std::sync::Arc;
 
@@ -17,8 +22,9 @@ use std::sync::Arc;
 pub const BLOOM_CONTAINS: &str = "bloom_contains";
 
 /// `bloom_contains(filter_bytes, expr) -> Boolean`: whether each value of `expr` may be in
-/// the filter whose bytes (as [`bloom_agg`](crate::BloomAgg) returns them, or
-/// `SplitBlockBloomFilter::to_bytes` with an unkeyed hasher) are `filter_bytes`.
+/// the filter whose bytes (as [`bloom_agg`](crate::BloomAgg) returns them, or `to_bytes`
+/// of a `SplitBlockBloomFilter` or a `CountingBloomFilter` with an unkeyed hasher) are
+/// `filter_bytes`. The kind is read from the bytes' header.
 ///
 /// * `true`: may be present (false positives at the filter's rate); `false`: certainly
 ///   absent.
@@ -26,20 +32,50 @@ pub const BLOOM_CONTAINS: &str = "bloom_contains";
 ///   (unknown), which `WHERE` treats as not matching.
 /// * Keys are hashed by the rule of the [module table](crate#keys), with the filter's own
 ///   hasher (its stored seed).
-/// * Bytes that are not a split-block filter (another kind, truncated, failing the
-///   checksum, a keyed hasher) are an execution error ([`BloomUdfError::InvalidFilter`]),
-///   never a panic.
+/// * Bytes that are not a split-block or counting filter (another kind, truncated,
+///   failing the checksum, a keyed hasher) are an error wrapping
+///   [`BloomUdfError::InvalidFilter`], never a panic: raised while planning for a
+///   constant filter (below), while executing for a filter column.
 ///
-/// Vectorised: a constant filter (a literal, a `$1` parameter) is decoded once per batch
-/// and every key of the batch is hashed into one buffer and probed with core's pipelined
-/// `contains_hash_batch`. Decoding is zero-copy over the Arrow/scalar buffer when it
-/// starts at a 32-byte boundary (core's [`SplitBlockBloomFilterView`]); otherwise the
-/// filter is copied once per batch. Either way the payload checksum is checked once per
-/// batch, so a large filter wants large batches (`datafusion.execution.batch_size`).
+/// A constant filter (a literal, a `$1` parameter) is checked once, when the query is
+/// planned: DataFusion's optimizer hands the literal to this function's `simplify`, which
+/// checks the header and checksum, decodes a counting filter, and replaces the `Binary`
+/// literal by a one-element `List<Binary>` literal over a 64-byte-aligned Arrow buffer,
+/// bound to the checked filter. DataFusion clones a literal for every batch it evaluates;
+/// the list literal's clone shares its buffer (a `Binary` literal's clone would copy the
+/// whole filter per batch), and each batch probes a split-block filter in place
+/// (zero-copy, [`SplitBlockBloomFilterView`]) without checking it again. Every key of the
+/// batch is hashed into one buffer and probed with the core's pipelined
+/// `contains_hash_batch`. Where a plan is shipped to another process (Ballista), the
+/// receiving side finds the same list literal, which it checks once per batch.
+///
 /// A filter column (a different filter per row) is decoded once per run of equal values.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct BloomContains {
     signature: Signature,
+    /// The constant filter this call was bound to by `simplify`.
+    prepared: Option<Arc<Prepared>>,
+}
+
+/// Equal when unbound, or bound to the same checked filter.
+impl PartialEq for BloomContains {
+    fn eq(&self, other: &Self) -> bool {
+        self.signature == other.signature
+            && match (&self.prepared, &other.prepared) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for BloomContains {}
+
+impl std::hash::Hash for BloomContains {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.signature.hash(state);
+        self.prepared.as_ref().map(Arc::as_ptr).hash(state);
+    }
 }
 
 impl Default for BloomContains {
@@ -54,6 +90,7 @@ impl BloomContains {
     pub fn new() -> Self {
         Self {
             signature: Signature::user_defined(Volatility::Immutable),
+            prepared: None,
         }
     }
 }
@@ -63,25 +100,130 @@ pub fn bloom_contains_udf() -> ScalarUDF {
     ScalarUDF::from(BloomContains::new())
 }
 
+/// A constant filter checked once, at planning time.
+struct Prepared {
+    /// The filter's bytes in an Arrow buffer (64-byte aligned), the value of the list
+    /// literal that replaces the `Binary` one: it identifies the literal, and a
+    /// split-block filter is probed in place.
+    bytes: Buffer,
+    decoded: Decoded,
+}
+
+enum Decoded {
+    /// A split-block filter, checked; opened without the checksum pass per batch.
+    SplitBlockView,
+    /// A split-block filter the aligned view could not borrow (a platform without it).
+    SplitBlock(SplitBlockBloomFilter),
+    Counting(CountingBloomFilter),
+}
+
+/// Not the bytes (DataFusion may print a plan's functions).
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.decoded {
+            Decoded::SplitBlockView | Decoded::SplitBlock(_) => BloomKind::SplitBlock,
+            Decoded::Counting(_) => BloomKind::Counting,
+        };
+        write!(
+            f,
+            "Prepared({} filter, {} bytes)",
+            kind.name(),
+            self.bytes.len()
+        )
+    }
+}
+
+impl Prepared {
+    /// Copies `bytes` into an aligned buffer and checks (and for counting, decodes) them.
+    fn new(bytes: &[u8]) -> Result<Self, BloomUdfError> {
+        let invalid = |source| BloomUdfError::InvalidFilter {
+            function: BLOOM_CONTAINS,
+            source,
+        };
+        let buffer = Buffer::from_slice_ref(bytes);
+        let decoded = match BloomKind::of_bytes(BLOOM_CONTAINS, bytes)? {
+            BloomKind::SplitBlock => match SplitBlockBloomFilterView::from_bytes(&buffer) {
+                Ok(_) => Decoded::SplitBlockView,
+                Err(bloomforge_core::Error::ZeroCopy { .. }) => {
+                    Decoded::SplitBlock(SplitBlockBloomFilter::from_bytes(bytes).map_err(invalid)?)
+                }
+                Err(e) => return Err(invalid(e)),
+            },
+            BloomKind::Counting => Decoded::Counting(
+                CountingBloomFilter::from_bytes(bytes).map_err(|e| invalid(e.into()))?,
+            ),
+        };
+        Ok(Self {
+            bytes: buffer,
+            decoded,
+        })
+    }
+
+    /// The list literal the plan carries instead of the `Binary` one.
+    fn literal(&self) -> ScalarValue {
+        let values = BinaryArray::new(
+            OffsetBuffer::from_lengths([self.bytes.len()]),
+            self.bytes.clone(),
+            None,
+        );
+        let list = ListArray::new(
+            Arc::new(Field::new_list_field(DataType::Binary, false)),
+            OffsetBuffer::from_lengths([1]),
+            Arc::new(values),
+            None,
+        );
+        ScalarValue::List(Arc::new(list))
+    }
+
+    /// Whether `bytes` are this filter's buffer (which `self` keeps alive, so its address
+    /// cannot belong to other bytes).
+    fn holds(&self, bytes: &[u8]) -> bool {
+        bytes.as_ptr() == self.bytes.as_ptr() && bytes.len() == self.bytes.len()
+    }
+
+    fn probe(&self) -> Result<Probe<'_>, BloomUdfError> {
+        Ok(match &self.decoded {
+            Decoded::SplitBlockView => Probe::View(
+                SplitBlockBloomFilterView::from_bytes_unverified(&self.bytes).map_err(
+                    |source| BloomUdfError::InvalidFilter {
+                        function: BLOOM_CONTAINS,
+                        source,
+                    },
+                )?,
+            ),
+            Decoded::SplitBlock(f) => Probe::Bound(f),
+            Decoded::Counting(f) => Probe::Counting(f),
+        })
+    }
+}
+
 /// A decoded filter: borrowed in place when aligned, else an owned copy.
 enum Probe<'a> {
     View(SplitBlockBloomFilterView<'a>),
     Owned(SplitBlockBloomFilter),
     Bound(&'a SplitBlockBloomFilter),
+    Counting(&'a CountingBloomFilter),
+    CountingOwned(CountingBloomFilter),
 }
 
 impl<'a> Probe<'a> {
     fn open(bytes: &'a [u8]) -> Result<Self, BloomUdfError> {
+        let invalid = |source| BloomUdfError::InvalidFilter {
+            function: BLOOM_CONTAINS,
+            source,
+        };
+        if BloomKind::of_bytes(BLOOM_CONTAINS, bytes)? == BloomKind::Counting {
+            return CountingBloomFilter::from_bytes(bytes)
+                .map(Probe::CountingOwned)
+                .map_err(|e| invalid(e.into()));
+        }
         let aligned = bytes.as_ptr().align_offset(32) == 0;
         let probe = if aligned {
             SplitBlockBloomFilterView::from_bytes(bytes).map(Probe::View)
         } else {
             SplitBlockBloomFilter::from_bytes(bytes).map(Probe::Owned)
         };
-        probe.map_err(|source| BloomUdfError::InvalidFilter {
-            function: BLOOM_CONTAINS,
-            source,
-        })
+        probe.map_err(invalid)
     }
 
     fn hasher(&self) -> &DefaultHasher {
@@ -89,6 +231,8 @@ impl<'a> Probe<'a> {
             Probe::View(v) => v.hasher(),
             Probe::Owned(f) => f.hasher(),
             Probe::Bound(f) => f.hasher(),
+            Probe::Counting(f) => f.hasher(),
+            Probe::CountingOwned(f) => f.hasher(),
         }
     }
 
@@ -97,6 +241,8 @@ impl<'a> Probe<'a> {
             Probe::View(v) => v.contains_hash(hash),
             Probe::Owned(f) => f.contains_hash(hash),
             Probe::Bound(f) => f.contains_hash(hash),
+            Probe::Counting(f) => f.contains_hash(hash),
+            Probe::CountingOwned(f) => f.contains_hash(hash),
         }
     }
 
@@ -109,13 +255,12 @@ impl<'a> Probe<'a> {
             Probe::View(v) => v.contains_hash_batch(&hashes, &mut out),
             Probe::Owned(f) => f.contains_hash_batch(&hashes, &mut out),
             Probe::Bound(f) => f.contains_hash_batch(&hashes, &mut out),
+            Probe::Counting(f) => f.contains_hash_batch(&hashes, &mut out).map_err(Into::into),
+            Probe::CountingOwned(f) => f.contains_hash_batch(&hashes, &mut out).map_err(Into::into),
         };
         probed.map_err(BloomUdfError::Core)?;
-        let mut bits = BooleanBufferBuilder::new(out.len());
-        for b in out {
-            bits.append(b);
-        }
-        Ok(BooleanArray::new(bits.finish(), keys.logical_nulls()))
+        let bits = BooleanBuffer::collect_bool(out.len(), |i| out[i]);
+        Ok(BooleanArray::new(bits, keys.logical_nulls()))
     }
 }
 
@@ -136,12 +281,38 @@ fn scalar_bytes(value: &ScalarValue) -> Result<Option<&[u8]>> {
         ScalarValue::Binary(b) | ScalarValue::LargeBinary(b) | ScalarValue::BinaryView(b) => {
             Ok(b.as_deref())
         }
+        ScalarValue::List(list) => list_bytes(list),
         ScalarValue::Null => Ok(None),
         other => exec_err!(
             "bloom_contains: the filter must be Binary, got {}",
             other.data_type()
         ),
     }
+}
+
+/// The filter of a one-element `List<Binary>` (the literal `simplify` plans).
+fn list_bytes(list: &ListArray) -> Result<Option<&[u8]>> {
+    let Some(values) = list.values().as_binary_opt::<i32>() else {
+        return exec_err!(
+            "bloom_contains: a filter list must be List<Binary>, got {}",
+            list.data_type()
+        );
+    };
+    if list.len() != 1 || list.is_null(0) {
+        return match list.len() {
+            1 => Ok(None),
+            n => exec_err!("bloom_contains: a filter list holds one filter, got {n} rows"),
+        };
+    }
+    let offsets = list.value_offsets();
+    let (start, end) = (offsets[0] as usize, offsets[1] as usize);
+    if end != start + 1 {
+        return exec_err!(
+            "bloom_contains: a filter list holds one filter, got {}",
+            end.saturating_sub(start)
+        );
+    }
+    Ok(values.is_valid(start).then(|| values.value(start)))
 }
 
 impl ScalarUDFImpl for BloomContains {
@@ -161,6 +332,10 @@ impl ScalarUDFImpl for BloomContains {
             );
         };
         match filter {
+            // The planned form of a constant filter (see `simplify`).
+            DataType::List(field) if field.data_type() == &DataType::Binary => {
+                return Ok(vec![filter.clone(), coerce_key(BLOOM_CONTAINS, key)?]);
+            }
             DataType::Binary
             | DataType::LargeBinary
             | DataType::BinaryView
@@ -179,6 +354,35 @@ impl ScalarUDFImpl for BloomContains {
         Ok(DataType::Boolean)
     }
 
+    /// A constant `Binary` filter is checked here, once, and replaced by a list literal
+    /// bound to the checked filter (see the type's docs).
+    fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        if self.prepared.is_some() {
+            return Ok(ExprSimplifyResult::Original(args));
+        }
+        let prepared = match args.first() {
+            Some(Expr::Literal(
+                ScalarValue::Binary(Some(bytes))
+                | ScalarValue::LargeBinary(Some(bytes))
+                | ScalarValue::BinaryView(Some(bytes)),
+                _,
+            )) if args.len() == 2 && i32::try_from(bytes.len()).is_ok() => Prepared::new(bytes)?,
+            _ => return Ok(ExprSimplifyResult::Original(args)),
+        };
+        let literal = Expr::Literal(prepared.literal(), None);
+        let bound = BloomContains {
+            signature: self.signature.clone(),
+            prepared: Some(Arc::new(prepared)),
+        };
+        let key = args
+            .into_iter()
+            .nth(1)
+            .unwrap_or(Expr::Literal(ScalarValue::Null, None));
+        Ok(ExprSimplifyResult::Simplified(Expr::ScalarFunction(
+            ScalarFunction::new_udf(Arc::new(ScalarUDF::from(bound)), vec![literal, key]),
+        )))
+    }
+
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let rows = args.number_rows;
         let Ok([filter, keys]) = <[ColumnarValue; 2]>::try_from(args.args) else {
@@ -189,7 +393,10 @@ impl ScalarUDFImpl for BloomContains {
                 let Some(bytes) = scalar_bytes(&filter)? else {
                     return Ok(ColumnarValue::Scalar(ScalarValue::Boolean(None)));
                 };
-                let probe = Probe::open(bytes)?;
+                let probe = match &self.prepared {
+                    Some(prepared) if prepared.holds(bytes) => prepared.probe()?,
+                    _ => Probe::open(bytes)?,
+                };
                 match keys {
                     ColumnarValue::Array(keys) => {
                         Ok(ColumnarValue::Array(Arc::new(probe.probe_array(&keys)?)))

@@ -19,15 +19,16 @@ pub enum BloomUdfError {
     InvalidParameter {
         /// The SQL function (`"bloom_agg"`).
         function: &'static str,
-        /// The parameter (`"expected_items"`, `"false_pos"`).
+        /// The parameter (`"expected_items"`, `"false_pos"`, `"kind"`).
         name: &'static str,
         /// What was wrong and what is allowed.
         reason: String,
     },
-    /// Bytes passed as a filter are not a bloomforge split-block filter (wrong kind,
-    /// truncated, corrupt, failed checksum).
+    /// Bytes passed as a filter are not a bloomforge split-block or counting filter
+    /// (another kind, truncated, corrupt, failed checksum).
     #[error(
-        "{function}: the filter bytes are not a valid bloomforge split-block filter: {source}"
+        "{function}: the filter bytes are not a valid bloomforge split-block or counting \
+         filter: {source}"
     )]
     InvalidFilter {
         /// The SQL function that read them.
@@ -38,11 +39,34 @@ pub enum BloomUdfError {
     /// Partial `bloom_agg` states built with different parameters cannot be merged.
     #[error(
         "bloom_agg: cannot merge partial filters: {source}; every partial filter of one \
-         bloom_agg must be built with the same expected_items and false_pos"
+         bloom_agg must be built with the same kind, expected_items and false_pos"
     )]
     MismatchedMerge {
-        /// Core's description of what differs.
+        /// Core's (or the counting crate's) description of what differs.
         source: bloomforge_core::Error,
+    },
+    /// A partial `bloom_agg` state of one kind merged into an accumulator of the other.
+    #[error(
+        "bloom_agg: cannot merge a {state} partial filter into a {accumulator} one; every \
+         partial filter of one bloom_agg must be built with the same kind, expected_items \
+         and false_pos"
+    )]
+    MismatchedKinds {
+        /// The accumulator's kind (`"split-block"`, `"counting"`).
+        accumulator: &'static str,
+        /// The kind of the state's bytes.
+        state: &'static str,
+    },
+    /// `retract_batch` of a key whose counters are not all above zero: it removes a row
+    /// that was never added (a window frame only retracts rows it added, so this means
+    /// a direct caller passed other rows). Keys of the batch before it were removed.
+    #[error(
+        "bloom_agg: cannot retract a key that is not in the counting filter (retract_batch \
+         must only remove rows that update_batch added): {source}"
+    )]
+    RetractAbsent {
+        /// The counting filter's refusal (`NotPresent`).
+        source: bloomforge_counting::CountingError,
     },
     /// An Arrow type the functions cannot hash.
     #[error("{function}: unsupported key type {data_type}; supported: {supported}")]

@@ -1,16 +1,21 @@
 //! # bloomforge-datafusion
 //!
-//! bloomforge's split-block Bloom filter inside [Apache DataFusion](https://datafusion.apache.org):
-//! two SQL functions, registered with one call.
+//! bloomforge's split-block and counting Bloom filters inside
+//! [Apache DataFusion](https://datafusion.apache.org): two SQL functions, registered with
+//! one call.
 //!
-//! * [`bloom_agg(expr, expected_items, false_pos)`](BloomAgg): an aggregate returning the
-//!   filter of every non-null value of `expr` as `Binary`, the bytes of
-//!   `SplitBlockBloomFilter::to_bytes` (read them back with `from_bytes`). Partial filters of
-//!   parallel partitions are ORed, giving the same bits as one sequential build.
+//! * [`bloom_agg(expr, expected_items, false_pos [, kind])`](BloomAgg): an aggregate
+//!   returning the filter of every non-null value of `expr` as `Binary`, the bytes of
+//!   `SplitBlockBloomFilter::to_bytes` (read them back with `from_bytes`), or with
+//!   `kind = 'counting'` of `CountingBloomFilter::to_bytes`, which also runs as a window
+//!   over sliding frames (it retracts the rows leaving the frame). Partial filters of
+//!   parallel partitions are merged (ORed, or counters added), giving the same bytes as
+//!   one sequential build. Parameters are checked when the query is planned.
 //! * [`bloom_contains(filter_bytes, expr)`](BloomContains): `Boolean`, whether each value may be
-//!   in the filter; vectorised, decoding the filter once per batch.
-//! * [`BloomContainsFilter`]: a filter bound to a named one-argument function, decoded once;
-//!   the fast path for large filters (the plan then carries no literal of the filter).
+//!   in the filter (either kind); vectorised, a constant filter checked once while
+//!   planning and probed in place for every batch.
+//! * [`BloomContainsFilter`]: a split-block filter bound to a named one-argument function
+//!   (the plan then carries no literal of the filter).
 //! * [`bloom_parquet_contains(file, column, expr)`](parquet::BloomParquetContains): probes
 //!   the Bloom filters a Parquet writer stored for a column; the [`parquet`] module also
 //!   reads those filters as core filters and writes Parquet files whose filters bloomforge
@@ -59,9 +64,10 @@
 //! ## Errors
 //!
 //! A wrong call (parameters that are not constants or out of range, an unsupported type)
-//! is a `DataFusionError::Plan`; bad filter bytes and partial filters of different
-//! parameters are a `DataFusionError::External` wrapping a [`BloomUdfError`]. No input
-//! makes the functions panic.
+//! is a `DataFusionError::Plan`, raised by `create_physical_plan` (for `bloom_agg` in a
+//! window, when execution starts); bad filter bytes, partial filters of a different kind
+//! or parameters, and retracting a row never added are a `DataFusionError::External`
+//! wrapping a [`BloomUdfError`]. No input makes the functions panic.
 
 mod agg;
 mod contains;
@@ -69,7 +75,9 @@ mod error;
 mod keys;
 pub mod parquet;
 
-pub use agg::{bloom_agg_udaf, BloomAccumulator, BloomAgg, BLOOM_AGG};
+pub use agg::{
+    bloom_agg_udaf, BloomAccumulator, BloomAgg, BloomKind, CountingBloomAccumulator, BLOOM_AGG,
+};
 pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
 pub use error::{BloomUdfError, Result};
 

@@ -2,7 +2,10 @@
 //! parameters, corrupt bytes, agreement with the core filter, and multi-partition builds.
 
 use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter};
-use bloomforge_datafusion::{register, BloomAccumulator, BloomContainsFilter, BloomUdfError};
+use bloomforge_counting::CountingBloomFilter;
+use bloomforge_datafusion::{
+    register, BloomAccumulator, BloomContainsFilter, BloomUdfError, CountingBloomAccumulator,
+};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, Int16Array, Int32Array, Int64Array,
     Int8Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
@@ -391,7 +394,7 @@ async fn bad_parameters_are_plan_errors() {
             "unsupported key type",
         ),
         ("SELECT bloom_agg(k, 'many', 0.01) FROM t", "expected_items"),
-        ("SELECT bloom_agg(k, 1000) FROM t", "3 arguments"),
+        ("SELECT bloom_agg(k, 1000) FROM t", "3 or 4 arguments"),
         (
             "SELECT bloom_contains(k, k) FROM t",
             "filter_bytes must be Binary",
@@ -669,4 +672,623 @@ async fn bound_filter_agrees_with_bloom_contains() {
         BloomContainsFilter::from_bytes("bad", &bad),
         Err(BloomUdfError::InvalidFilter { .. })
     ));
+}
+
+// ---- The counting kind, planning-time checks, the planned constant filter ----
+
+/// One column of each key type, with a null, and a function inserting its non-null
+/// values into a counting filter as the crate docs' table hashes them.
+fn counting_cases() -> Vec<(ArrayRef, CountingBloomFilter)> {
+    let strs = vec![
+        Some("alpha"),
+        Some(""),
+        None,
+        Some("a longer key than twelve"),
+    ];
+    let bytes: Vec<Option<&[u8]>> = strs.iter().map(|s| s.map(str::as_bytes)).collect();
+    let ints = vec![Some(0i64), Some(-1), None, Some(127)];
+    let uints = vec![Some(0u64), Some(42), None, Some(255)];
+    let filter = |insert: &dyn Fn(&mut CountingBloomFilter)| {
+        let mut f = CountingBloomFilter::new(N, FP).unwrap();
+        insert(&mut f);
+        f
+    };
+    let by_str = filter(&|f| {
+        strs.iter().flatten().for_each(|s| {
+            f.insert(*s);
+        })
+    });
+    let by_bytes = filter(&|f| {
+        bytes.iter().flatten().for_each(|b| {
+            f.insert(*b);
+        })
+    });
+    let by_i64 = filter(&|f| {
+        ints.iter().flatten().for_each(|v| {
+            f.insert(v);
+        })
+    });
+    let by_u64 = filter(&|f| {
+        uints.iter().flatten().for_each(|v| {
+            f.insert(v);
+        })
+    });
+    let small = |v: &Option<i64>| v.map(|v| v as i8);
+    vec![
+        (Arc::new(StringArray::from(strs.clone())), by_str.clone()),
+        (
+            Arc::new(LargeStringArray::from(strs.clone())),
+            by_str.clone(),
+        ),
+        (Arc::new(StringViewArray::from(strs.clone())), by_str),
+        (Arc::new(BinaryArray::from(bytes.clone())), by_bytes.clone()),
+        (
+            Arc::new(LargeBinaryArray::from(bytes.clone())),
+            by_bytes.clone(),
+        ),
+        (Arc::new(BinaryViewArray::from(bytes)), by_bytes),
+        (
+            Arc::new(Int8Array::from_iter(ints.iter().map(small))),
+            by_i64.clone(),
+        ),
+        (
+            Arc::new(Int16Array::from_iter(
+                ints.iter().map(|v| v.map(|v| v as i16)),
+            )),
+            by_i64.clone(),
+        ),
+        (
+            Arc::new(Int32Array::from_iter(
+                ints.iter().map(|v| v.map(|v| v as i32)),
+            )),
+            by_i64.clone(),
+        ),
+        (Arc::new(Int64Array::from(ints.clone())), by_i64),
+        (
+            Arc::new(UInt8Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u8)),
+            )),
+            by_u64.clone(),
+        ),
+        (
+            Arc::new(UInt16Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u16)),
+            )),
+            by_u64.clone(),
+        ),
+        (
+            Arc::new(UInt32Array::from_iter(
+                uints.iter().map(|v| v.map(|v| v as u32)),
+            )),
+            by_u64.clone(),
+        ),
+        (Arc::new(UInt64Array::from(uints)), by_u64),
+    ]
+}
+
+/// `bloom_agg(.., 'counting')` over every key type equals the counting crate's filter of
+/// the non-null keys, and `bloom_contains` reads the bytes (kind from the header) both as
+/// a subquery and as a `$1` parameter.
+#[tokio::test]
+async fn counting_kind_matches_the_counting_filter_for_every_key_type() {
+    let cases = counting_cases();
+    assert_eq!(cases.len(), 14);
+    for (column, expected) in cases {
+        let data_type = column.data_type().clone();
+        assert_eq!(column.null_count(), 1, "{data_type}");
+        let ctx = context();
+        table(&ctx, "t", column.clone());
+        let got = binary_value(&ctx, "SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM t")
+            .await
+            .unwrap();
+        assert!(got == expected.to_bytes(), "{data_type}: bytes differ");
+        // The kind is case-insensitive and any string type.
+        let upper = binary_value(
+            &ctx,
+            "SELECT bloom_agg(k, 1000, 0.01, arrow_cast('COUNTING', 'Utf8View')) FROM t",
+        )
+        .await
+        .unwrap();
+        assert!(upper == got, "{data_type}");
+        let expect: Vec<Option<bool>> = (0..column.len())
+            .map(|i| column.is_valid(i).then_some(true))
+            .collect();
+        let answers = booleans(
+            &ctx,
+            "SELECT bloom_contains((SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM t), k) FROM t",
+        )
+        .await;
+        assert_eq!(answers, expect, "{data_type}: subquery");
+        let answers = collect_booleans(
+            ctx.sql("SELECT bloom_contains($1, k) FROM t")
+                .await
+                .unwrap()
+                .with_param_values(vec![ScalarValue::Binary(Some(got))])
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(answers, expect, "{data_type}: parameter");
+    }
+}
+
+async fn collect_booleans(df: datafusion::dataframe::DataFrame) -> Vec<Option<bool>> {
+    df.collect()
+        .await
+        .unwrap()
+        .iter()
+        .flat_map(|b| b.column(0).as_boolean().iter().collect::<Vec<_>>())
+        .collect()
+}
+
+/// Nulls and empty input with the counting kind: nulls are skipped, no rows give the
+/// empty counting filter (not NULL).
+#[tokio::test]
+async fn counting_kind_nulls_and_empty_input() {
+    let ctx = context();
+    table(
+        &ctx,
+        "t",
+        Arc::new(StringArray::from(vec![Some("x"), None])),
+    );
+    table(
+        &ctx,
+        "n",
+        Arc::new(StringArray::from(vec![None::<&str>, None])),
+    );
+    let mut one = CountingBloomFilter::new(N, FP).unwrap();
+    one.insert("x");
+    let empty = CountingBloomFilter::new(N, FP).unwrap().to_bytes();
+    let got = binary_value(&ctx, "SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM t")
+        .await
+        .unwrap();
+    assert!(got == one.to_bytes());
+    for sql in [
+        "SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM t WHERE k = 'absent'",
+        "SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM n",
+    ] {
+        assert!(binary_value(&ctx, sql).await.unwrap() == empty, "{sql}");
+    }
+    let answers = booleans(
+        &ctx,
+        "SELECT bloom_contains((SELECT bloom_agg(k, 1000, 0.01, 'counting') FROM t \
+         WHERE k = 'absent'), k) FROM t",
+    )
+    .await;
+    assert_eq!(answers, vec![Some(false), None]);
+}
+
+/// Rows of `w(id, grp, k)`: ids 0..60, two groups, repeated keys and some nulls.
+fn window_rows() -> Vec<(i64, i64, Option<String>)> {
+    (0..60i64)
+        .map(|i| {
+            let k = (i % 11 != 5).then(|| format!("key{}", (i * 7) % 13));
+            (i, i % 2, k)
+        })
+        .collect()
+}
+
+/// A sliding frame over the counting kind: each row's filter, built by inserting the
+/// rows entering the frame and retracting those leaving it, equals a counting filter
+/// recomputed from the frame's rows alone (no counter can saturate: a frame has at most
+/// 5 rows).
+#[tokio::test]
+async fn counting_kind_retracts_in_window_frames() {
+    let rows = window_rows();
+    let ctx = context();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("grp", DataType::Int64, false),
+        Field::new("k", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| r.2.clone()))),
+        ],
+    )
+    .unwrap();
+    // Two partitions of the table, so the window also runs after a repartition.
+    let (a, b) = (batch.slice(0, 25), batch.slice(25, 35));
+    let mem = MemTable::try_new(schema, vec![vec![a], vec![b]]).unwrap();
+    ctx.register_table("w", Arc::new(mem)).unwrap();
+
+    // (frame, partition by group?, the ids of row i's frame)
+    type Frame = fn(usize, &[usize]) -> Vec<usize>;
+    let cases: [(&str, bool, Frame); 3] = [
+        ("ROWS BETWEEN 3 PRECEDING AND CURRENT ROW", false, |i, _| {
+            (i.saturating_sub(3)..=i).collect()
+        }),
+        ("ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING", false, |i, _| {
+            (i.saturating_sub(2)..=(i + 2).min(59)).collect()
+        }),
+        // Within a group: positions in the group's own order.
+        (
+            "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
+            true,
+            |i, group| {
+                let pos = group.iter().position(|&g| g == i).unwrap();
+                group[pos.saturating_sub(1)..(pos + 2).min(group.len())].to_vec()
+            },
+        ),
+    ];
+    for (frame, by_group, ids) in cases {
+        let partition = if by_group { "PARTITION BY grp " } else { "" };
+        let sql = format!(
+            "SELECT id, bloom_agg(k, 1000, 0.01, 'counting') OVER ({partition}ORDER BY id {frame}) \
+             FROM w ORDER BY id"
+        );
+        let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        let mut seen = 0;
+        for batch in &batches {
+            let id = batch
+                .column(0)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            let filters = batch.column(1).as_binary::<i32>();
+            for r in 0..batch.num_rows() {
+                let i = id.value(r) as usize;
+                let group: Vec<usize> = (0..60).filter(|j| j % 2 == i % 2).collect();
+                let mut expected = CountingBloomFilter::new(N, FP).unwrap();
+                for j in ids(i, &group) {
+                    if let Some(k) = &rows[j].2 {
+                        expected.insert(k.as_str());
+                    }
+                }
+                assert!(
+                    filters.value(r) == expected.to_bytes().as_slice(),
+                    "{frame}: row {i} differs from the recomputed filter"
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 60, "{frame}");
+    }
+
+    // The split-block kind cannot retract: a sliding frame is refused, a growing one works.
+    let e = error_of(
+        &ctx,
+        "SELECT bloom_agg(k, 1000, 0.01) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM w",
+    )
+    .await;
+    assert!(e.to_string().contains("retract_batch"), "{e}");
+    let batches = ctx
+        .sql("SELECT bloom_agg(k, 1000, 0.01) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM w ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let last = batches.last().unwrap();
+    let last = last.column(0).as_binary::<i32>().value(last.num_rows() - 1);
+    let mut all = core_filter();
+    rows.iter().flat_map(|r| r.2.as_deref()).for_each(|k| {
+        all.insert(k);
+    });
+    assert!(last == all.to_bytes().as_slice());
+}
+
+/// target_partitions 1..=4: the partial counting filters add up to the sequential one.
+#[tokio::test]
+async fn counting_partitions_give_the_sequential_counters() {
+    let all = keys(5000);
+    let mut expected = CountingBloomFilter::new(5000, FP).unwrap();
+    expected.insert_batch(&all);
+    let expected = expected.to_bytes();
+    let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false)]));
+    let partitions: Vec<Vec<RecordBatch>> = all
+        .chunks(1250)
+        .map(|part| {
+            part.chunks(400)
+                .map(|c| {
+                    let col = Arc::new(StringArray::from_iter_values(c));
+                    RecordBatch::try_new(schema.clone(), vec![col]).unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    for target in 1..=4 {
+        let config = SessionConfig::new().with_target_partitions(target);
+        let ctx = SessionContext::new_with_config(config);
+        register(&ctx);
+        let mem = MemTable::try_new(schema.clone(), partitions.clone()).unwrap();
+        ctx.register_table("t", Arc::new(mem)).unwrap();
+        let got = binary_value(&ctx, "SELECT bloom_agg(k, 5000, 0.01, 'counting') FROM t")
+            .await
+            .unwrap();
+        assert!(
+            got == expected,
+            "target_partitions {target}: counters differ"
+        );
+    }
+}
+
+fn state_of(acc: &mut dyn Accumulator) -> ArrayRef {
+    match acc.state().unwrap().remove(0) {
+        ScalarValue::Binary(b) => Arc::new(BinaryArray::from_iter(vec![b])),
+        other => panic!("state is {other:?}"),
+    }
+}
+
+fn udf_error(e: &DataFusionError) -> &BloomUdfError {
+    let DataFusionError::External(inner) = e.find_root() else {
+        panic!("not an external error: {e:?}");
+    };
+    inner
+        .downcast_ref::<BloomUdfError>()
+        .expect("a BloomUdfError")
+}
+
+/// The counting accumulator on its own: merge adds counters (saturating at 15, as the
+/// counting crate's union); states of other parameters or the other kind, corrupt bytes
+/// and retracting an absent key are refused with the filter unchanged.
+#[test]
+fn counting_merge_and_retract_refusals() {
+    let ab: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+    let mut acc = CountingBloomAccumulator::new(N, FP).unwrap();
+    acc.update_batch(std::slice::from_ref(&ab)).unwrap();
+    let before = acc.filter().to_bytes();
+
+    let mut other_size = CountingBloomAccumulator::new(N * 100, FP).unwrap();
+    other_size.update_batch(std::slice::from_ref(&ab)).unwrap();
+    let e = acc.merge_batch(&[state_of(&mut other_size)]).unwrap_err();
+    assert!(
+        matches!(udf_error(&e), BloomUdfError::MismatchedMerge { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("size differs"), "{e}");
+    assert!(acc.filter().to_bytes() == before);
+
+    let mut split = BloomAccumulator::new(N, FP).unwrap();
+    split.update_batch(std::slice::from_ref(&ab)).unwrap();
+    let e = acc.merge_batch(&[state_of(&mut split)]).unwrap_err();
+    assert!(
+        matches!(
+            udf_error(&e),
+            BloomUdfError::MismatchedKinds {
+                accumulator: "counting",
+                state: "split-block"
+            }
+        ),
+        "{e}"
+    );
+    let e = split.merge_batch(&[state_of(&mut acc)]).unwrap_err();
+    assert!(matches!(
+        udf_error(&e),
+        BloomUdfError::MismatchedKinds { .. }
+    ));
+
+    let mut flipped = before.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    for bad in [vec![9u8; 80], before[..100].to_vec(), flipped] {
+        let bad: ArrayRef = Arc::new(BinaryArray::from_iter_values([bad]));
+        let e = acc.merge_batch(&[bad]).unwrap_err();
+        assert!(
+            matches!(udf_error(&e), BloomUdfError::InvalidFilter { .. }),
+            "{e}"
+        );
+    }
+    assert!(acc.filter().to_bytes() == before);
+
+    // Retracting a key never added: refused.
+    let absent: ArrayRef = Arc::new(StringArray::from(vec!["never added"]));
+    let mut probe = CountingBloomFilter::new(N, FP).unwrap();
+    probe.insert_batch(&["a", "b"]);
+    assert!(
+        !probe.contains("never added"),
+        "the seed's key is a false positive"
+    );
+    let e = acc.retract_batch(&[absent]).unwrap_err();
+    assert!(
+        matches!(udf_error(&e), BloomUdfError::RetractAbsent { .. }),
+        "{e}"
+    );
+    assert!(acc.filter().to_bytes() == before);
+    assert!(acc.supports_retract_batch() && !split.supports_retract_batch());
+
+    // Saturation: 20 copies of one key in each of two partials; the merge saturates the
+    // key's counters at 15, as the counting crate's union does.
+    let hot: ArrayRef = Arc::new(StringArray::from(vec!["hot"; 20]));
+    let mut left = CountingBloomAccumulator::new(N, FP).unwrap();
+    let mut right = CountingBloomAccumulator::new(N, FP).unwrap();
+    left.update_batch(std::slice::from_ref(&hot)).unwrap();
+    right.update_batch(std::slice::from_ref(&hot)).unwrap();
+    let mut expected = left.filter().clone();
+    expected.union(right.filter()).unwrap();
+    left.merge_batch(&[state_of(&mut right)]).unwrap();
+    assert!(left.filter().to_bytes() == expected.to_bytes());
+    assert_eq!(
+        left.filter().count("hot"),
+        bloomforge_core::Count::AtLeast(15)
+    );
+    // 40 retracts of "hot" leave its saturated counters at 15: still present.
+    for _ in 0..2 {
+        left.retract_batch(std::slice::from_ref(&hot)).unwrap();
+    }
+    assert!(left.filter().contains("hot"));
+}
+
+/// Planning-time errors: a non-constant or out-of-range parameter fails in
+/// `create_physical_plan` (or earlier, in `ctx.sql`), before anything executes, as a
+/// `DataFusionError::Plan` naming the parameter.
+#[tokio::test]
+async fn bad_parameters_fail_at_planning() {
+    let ctx = context();
+    ctx.sql(
+        "CREATE TABLE t(k TEXT, n BIGINT, p DOUBLE, s TEXT) AS VALUES ('x', 10, 0.5, 'counting')",
+    )
+    .await
+    .unwrap();
+    for (sql, needle) in [
+        ("SELECT bloom_agg(k, n, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, n + 1, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 0, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, -5, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, NULL, 0.01) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 1000, p) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, 0.0) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, -0.1) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, 1.0) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, 1.5) FROM t", "false_pos"),
+        (
+            "SELECT bloom_agg(k, 1000, CAST('NaN' AS DOUBLE)) FROM t",
+            "false_pos",
+        ),
+        ("SELECT bloom_agg(k, 1000, random()) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 1000, 0.01, s) FROM t", "kind"),
+        ("SELECT bloom_agg(k, 1000, 0.01, 'cuckoo') FROM t", "kind"),
+        ("SELECT bloom_agg(k, 1000, 0.01, NULL) FROM t", "kind"),
+        ("SELECT bloom_agg(k, 1000, 0.01, 7) FROM t", "kind"),
+        (
+            "SELECT bloom_agg(k, 1000, 0.01, 'counting', 1) FROM t",
+            "3 or 4 arguments",
+        ),
+        (
+            "SELECT k, bloom_agg(k, n, 0.01, 'counting') FROM t GROUP BY k",
+            "expected_items",
+        ),
+    ] {
+        let e = match ctx.sql(sql).await {
+            Err(e) => e,
+            Ok(df) => df.create_physical_plan().await.expect_err(sql),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains(needle), "{sql}: {msg}");
+        assert!(
+            matches!(e.find_root(), DataFusionError::Plan(_)),
+            "{sql}: not a plan error: {e:?}"
+        );
+    }
+    // In range, and constant expressions folded before the check: planned and run.
+    for sql in [
+        "SELECT bloom_agg(k, 500 * 2, 0.02 / 2) FROM t",
+        "SELECT bloom_agg(k, CAST('1000' AS INT), 0.01, 'split-' || 'block') FROM t",
+    ] {
+        let got = binary_value(&ctx, sql).await.unwrap();
+        let mut expected = core_filter();
+        expected.insert("x");
+        assert!(got == expected.to_bytes(), "{sql}");
+    }
+    // A window's parameters reach no planning hook: planned, then refused when executed,
+    // still as a plan error.
+    let df = ctx
+        .sql("SELECT bloom_agg(k, n, 0.01, 'counting') OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t")
+        .await
+        .unwrap();
+    let plan = df.create_physical_plan().await.unwrap();
+    let e = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("expected_items"), "{e}");
+    assert!(matches!(e.find_root(), DataFusionError::Plan(_)), "{e:?}");
+}
+
+/// A constant filter is checked when the query is planned: corrupt bytes fail in
+/// `create_physical_plan`, as `BloomUdfError::InvalidFilter`.
+#[tokio::test]
+async fn corrupt_constant_filter_fails_at_planning() {
+    let ctx = context();
+    table(&ctx, "t", Arc::new(StringArray::from(vec!["x", "y"])));
+    let mut counting = CountingBloomFilter::new(N, FP).unwrap();
+    counting.insert("x");
+    let mut flipped = counting.to_bytes();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    for bad in [flipped, counting.to_bytes()[..200].to_vec(), vec![0; 64]] {
+        let e = ctx
+            .sql("SELECT bloom_contains($1, k) FROM t")
+            .await
+            .unwrap()
+            .with_param_values(vec![ScalarValue::Binary(Some(bad))])
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(udf_error(&e), BloomUdfError::InvalidFilter { .. }),
+            "{e}"
+        );
+    }
+}
+
+/// Counting filters of both layouts, passed as parameters, answer as the counting crate
+/// does over many batches (the planned, bound literal is reused batch after batch); so
+/// does a split-block filter, and a filter column of counting filters.
+#[tokio::test]
+async fn counting_filter_bytes_agree_with_the_counting_crate() {
+    let inserted = keys(300);
+    let queries = keys(3000);
+    let mut blocked = CountingBloomFilter::new(300, 0.2).unwrap();
+    blocked.insert_batch(&inserted);
+    let mut standard = CountingBloomFilter::standard_with_false_pos(0.2)
+        .expected_items(300)
+        .unwrap();
+    standard.insert_batch(&inserted);
+    let mut split = SplitBlockBloomFilter::new(300, 0.2).unwrap();
+    split.insert_batch(&inserted);
+    let ctx = context();
+    // 24 batches, so the planned literal serves batch after batch.
+    let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false)]));
+    let batches: Vec<RecordBatch> = queries
+        .chunks(125)
+        .map(|c| {
+            let col = Arc::new(StringArray::from_iter_values(c));
+            RecordBatch::try_new(schema.clone(), vec![col]).unwrap()
+        })
+        .collect();
+    let mem = MemTable::try_new(schema, vec![batches]).unwrap();
+    ctx.register_table("q", Arc::new(mem)).unwrap();
+    let mut sorted = queries.clone();
+    sorted.sort();
+    let answers = |contains: &dyn Fn(&str) -> bool| -> Vec<Option<bool>> {
+        sorted.iter().map(|q| Some(contains(q))).collect()
+    };
+    type Case = (&'static str, Vec<u8>, Vec<Option<bool>>);
+    let cases: Vec<Case> = vec![
+        (
+            "blocked counting",
+            blocked.to_bytes(),
+            answers(&|q| blocked.contains(q)),
+        ),
+        (
+            "standard counting",
+            standard.to_bytes(),
+            answers(&|q| standard.contains(q)),
+        ),
+        (
+            "split-block",
+            split.to_bytes(),
+            answers(&|q| split.contains(q)),
+        ),
+    ];
+    let filter_schema = Arc::new(Schema::new(vec![Field::new("bf", DataType::Binary, false)]));
+    for (what, bytes, expected) in cases {
+        let present = expected.iter().filter(|a| **a == Some(true)).count();
+        assert!(
+            present > 400,
+            "{what}: the test wants false positives too ({present})"
+        );
+        let got = collect_booleans(
+            ctx.sql("SELECT bloom_contains($1, k) FROM q ORDER BY k")
+                .await
+                .unwrap()
+                .with_param_values(vec![ScalarValue::Binary(Some(bytes.clone()))])
+                .unwrap(),
+        )
+        .await;
+        assert!(got == expected, "{what}: answers differ");
+        // A filter column: the same bytes on every row.
+        let column = Arc::new(BinaryArray::from_iter_values([bytes.as_slice()]));
+        let batch = RecordBatch::try_new(filter_schema.clone(), vec![column]).unwrap();
+        let mem = MemTable::try_new(filter_schema.clone(), vec![vec![batch]]).unwrap();
+        ctx.register_table("f", Arc::new(mem)).unwrap();
+        let got = booleans(
+            &ctx,
+            "SELECT bloom_contains(f.bf, q.k) FROM q CROSS JOIN f ORDER BY q.k",
+        )
+        .await;
+        assert!(got == expected, "{what}: filter column answers differ");
+        ctx.deregister_table("f").unwrap();
+    }
 }
