@@ -6,18 +6,21 @@
 //! every executor decodes the physical plan of its tasks. Each of the three looks
 //! `bloom_agg` and `bloom_contains` up in its own registry, so each must have them:
 //!
-//! * client: a session state built with [`with_functions`](crate::with_functions), passed to
-//!   `SessionContext::remote_with_state` (or `standalone_with_state`, which starts a
-//!   scheduler and an executor in process from that same state, so one state covers all
-//!   three);
-//! * scheduler: [`scheduler_session_state`] as its session builder
+//! * client: [`register`](crate::register) on the context that
+//!   `SessionContext::remote_with_state` or `standalone_with_state` returns (Ballista 55
+//!   replaces the function lists of the state it is given with its defaults when it
+//!   connects); `standalone_with_state` also starts a scheduler and an executor in process
+//!   from the state it is given, so that state is built with
+//!   [`with_functions`](crate::with_functions);
+//! * scheduler: [`scheduler_session_state`](crate::distributed::scheduler_session_state)
+//!   as its session builder
 //!   (`SchedulerConfig::with_override_session_builder(Arc::new(scheduler_session_state))`);
-//! * executor: [`executor_function_registry`] as its
-//!   `ExecutorProcessConfig::override_function_registry`.
+//! * executor: [`executor_function_registry`](crate::distributed::executor_function_registry)
+//!   as its `ExecutorProcessConfig::override_function_registry`.
 //!
-//! A scheduler or executor without them fails the query: "There is no UDAF named
-//! \"bloom_agg\"" (tested in `tests/ballista.rs`). `examples/ballista_cluster.rs` runs the
-//! scheduler and the executors as processes of their own.
+//! A scheduler or executor without them fails the query with an error naming `bloom_agg`
+//! (tested in `tests/ballista.rs`). `examples/ballista_cluster.rs` runs the scheduler and
+//! the executors as processes of their own.
 //!
 //! Nothing else needs to cross the wire: the functions have no configuration, and
 //! `bloom_agg`'s partial state is a `Binary` value that Ballista shuffles like any other.

@@ -296,6 +296,7 @@ async fn a_stock_executor_fails_with_the_functions_name() -> Result<()> {
     })
     .await?
     .expect_err("the executor does not know bloom_agg");
+    eprintln!("stock executor: {err}");
     assert!(err.to_string().contains("bloom_agg"), "{err}");
     Ok(())
 }
@@ -320,6 +321,7 @@ async fn a_stock_scheduler_fails_with_the_functions_name() -> Result<()> {
     })
     .await?
     .expect_err("the scheduler does not know bloom_agg");
+    eprintln!("stock scheduler: {err}");
     assert!(err.to_string().contains("bloom_agg"), "{err}");
     Ok(())
 }
