@@ -290,6 +290,25 @@ fn scalar_bytes(value: &ScalarValue) -> Result<Option<&[u8]>> {
     }
 }
 
+/// A short name for filter bytes: kind, length and the header's checksum (bytes without
+/// a valid header: their length and a hash of at most their first 4 KiB).
+fn filter_label(bytes: &[u8]) -> String {
+    match bloomforge_core::format::Header::parse(bytes) {
+        Ok(h) => format!(
+            "filter[{:?}, {} bytes, checksum {:#018x}]",
+            h.kind,
+            bytes.len(),
+            h.checksum
+        ),
+        Err(_) => {
+            use core::hash::BuildHasher;
+            let head = &bytes[..bytes.len().min(4096)];
+            let hash = DefaultHasher::default().hash_one(head);
+            format!("bytes[{} bytes, {hash:#018x}]", bytes.len())
+        }
+    }
+}
+
 /// The filter of a one-element `List<Binary>` (the literal `simplify` plans).
 fn list_bytes(list: &ListArray) -> Result<Option<&[u8]>> {
     let Some(values) = list.values().as_binary_opt::<i32>() else {
@@ -352,6 +371,35 @@ impl ScalarUDFImpl for BloomContains {
 
     fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
         Ok(DataType::Boolean)
+    }
+
+    /// The output name, `bloom_contains(filter[kind, N bytes, checksum C],key)` for a
+    /// constant filter: DataFusion derives an expression's field name from this while
+    /// planning, often, and its default prints every byte of a literal (megabytes of
+    /// text for each call, which cost more than the probes). The header's checksum
+    /// (one read, no pass over the bytes) tells different filters apart; the bound list
+    /// literal gets the same name as the `Binary` literal it replaced.
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        let mut parts = Vec::with_capacity(args.len());
+        for (i, arg) in args.iter().enumerate() {
+            let bytes = match arg {
+                Expr::Literal(
+                    ScalarValue::Binary(Some(b))
+                    | ScalarValue::LargeBinary(Some(b))
+                    | ScalarValue::BinaryView(Some(b)),
+                    _,
+                ) if i == 0 => Some(b.as_slice()),
+                Expr::Literal(ScalarValue::List(list), _) if i == 0 => {
+                    list_bytes(list).ok().flatten()
+                }
+                _ => None,
+            };
+            parts.push(match bytes {
+                Some(bytes) => filter_label(bytes),
+                None => arg.schema_name().to_string(),
+            });
+        }
+        Ok(format!("{}({})", self.name(), parts.join(",")))
     }
 
     /// A constant `Binary` filter is checked here, once, and replaced by a list literal
