@@ -171,7 +171,7 @@ fn partitioned_build_equals_sequential_build() {
 /// In-cache filters and batches below the partitioned build's thresholds (2^20 keys,
 /// 8 MiB) equal a sequential build for every pool size, odd block counts included (a
 /// partitioned variant for them was measured 0.83-1.1x of one thread at 1M keys on the
-/// 2-core Zen 4 and dropped; this test stays for any later one).
+/// 2-core Zen 5 and dropped; this test stays for any later one).
 #[test]
 fn small_partitioned_build_equals_sequential_build() {
     let keys = SplitMix64(78).keys((1 << 18) * 2 + 777);
