@@ -10,7 +10,7 @@
 //! | 7 | 1 | hash algorithm ([`HashAlgorithm`]) |
 //! | 8 | 4 | probes per key `k` |
 //! | 12 | 4 | flags (0) |
-//! | 16 | 8 | hasher seed (0 for keyed hashing: the key is never stored) |
+//! | 16 | 8 | hasher seed (0 for keyed hashing: the key is never stored; for the Parquet hash, the column's physical type and type length) |
 //! | 24 | 8 | number of bits |
 //! | 32 | 8 | estimated distinct keys at write time |
 //! | 40 | 8 | payload length in bytes |
@@ -35,7 +35,7 @@
 //! truncated, corrupted or hostile input yields a typed [`Error`], never a panic or an
 //! outsized allocation.
 
-use crate::hash::{DefaultHasher, KeyedHasher};
+use crate::hash::{DefaultHasher, KeyedHasher, ParquetHasher};
 use crate::{Error, Result};
 use core::hash::BuildHasher;
 
@@ -98,6 +98,10 @@ pub enum HashAlgorithm {
     Foldhash = 1,
     /// [`KeyedHasher`] (HighwayHash; the secret key is not stored: the reader supplies it).
     HighwayKeyed = 2,
+    /// [`ParquetHasher`]: XXH64 (seed 0) of each key's Parquet plain encoding, a Parquet
+    /// column's split-block filter. The seed field holds the column's physical type (low
+    /// byte) and type length (above it) instead of a seed.
+    ParquetXxh64 = 3,
 }
 
 /// A hasher that can be recorded in (and, if unkeyed, restored from) the format.
@@ -139,6 +143,16 @@ impl PersistentHasher for KeyedHasher {
     /// not reveal the key.
     fn key_check(&self) -> u64 {
         self.hash_one("bloomforge key check v1").max(1)
+    }
+}
+
+impl PersistentHasher for ParquetHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::ParquetXxh64;
+    fn stored_seed(&self) -> u64 {
+        self.encoded()
+    }
+    fn from_stored_seed(seed: u64) -> Option<Self> {
+        ParquetHasher::decode(seed)
     }
 }
 
@@ -249,6 +263,7 @@ impl Header {
         let algorithm = match bytes[7] {
             1 => HashAlgorithm::Foldhash,
             2 => HashAlgorithm::HighwayKeyed,
+            3 => HashAlgorithm::ParquetXxh64,
             _ => return Err(corrupt("unknown hash algorithm")),
         };
         if u32_at(bytes, 12) != 0 {

@@ -140,6 +140,145 @@ pub fn parquet_hash(plain_encoding: &[u8]) -> u64 {
     xxhash_rust::xxh64::xxh64(plain_encoding, 0)
 }
 
+/// The hasher of Parquet's split-block filters as a filter hasher: XXH64 (seed 0) of a key's
+/// plain encoding in a column of a given physical type, so a
+/// [`SplitBlockBloomFilter<ParquetHasher>`](crate::SplitBlockBloomFilter) is a Parquet
+/// column's filter that the project's format can store
+/// ([`HashAlgorithm::ParquetXxh64`](crate::format::HashAlgorithm::ParquetXxh64), the
+/// physical type and type length in the header's seed field) and refuse to read with
+/// another column type's hasher.
+///
+/// Parquet hashes a value's plain encoding, which Rust's `Hash` reproduces only for the
+/// fixed-width integers (`i32`/`u32` for `INT32`, `i64`/`u64` for `INT64`: their
+/// little-endian bytes). `Hash` for `str` and `[u8]` adds a terminator or a length, so hash
+/// strings and byte arrays with [`parquet_hash`] and use `insert_hash` / `contains_hash`.
+///
+/// ```
+/// use bloomforge_core::{parquet_hash, ParquetHasher, SplitBlockBloomFilter};
+/// let mut f = SplitBlockBloomFilter::builder()
+///     .expected_items(100).false_pos(0.01).hasher(ParquetHasher::INT64).build()?;
+/// f.insert(&42i64); // the INT64 plain encoding: 8 little-endian bytes
+/// assert!(f.contains_hash(parquet_hash(&42i64.to_le_bytes())));
+/// let bytes = f.to_bytes();
+/// // The column type is in the header: read it back, then the filter.
+/// let hasher = ParquetHasher::of_bytes(&bytes)?;
+/// assert_eq!(hasher, ParquetHasher::INT64);
+/// let g = SplitBlockBloomFilter::from_bytes_with_hasher(&bytes, hasher)?;
+/// assert!(g.contains(&42i64));
+/// // A reader expecting another column type is refused.
+/// let wrong = SplitBlockBloomFilter::from_bytes_with_hasher(&bytes, ParquetHasher::INT32);
+/// assert!(wrong.is_err());
+/// # Ok::<(), bloomforge_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParquetHasher {
+    physical_type: u8,
+    type_length: u32,
+}
+
+impl ParquetHasher {
+    /// Parquet's `INT32` (physical type 1).
+    pub const INT32: Self = Self {
+        physical_type: 1,
+        type_length: 0,
+    };
+    /// Parquet's `INT64` (physical type 2).
+    pub const INT64: Self = Self {
+        physical_type: 2,
+        type_length: 0,
+    };
+    /// Parquet's `BYTE_ARRAY` (physical type 6): strings and binaries.
+    pub const BYTE_ARRAY: Self = Self {
+        physical_type: 6,
+        type_length: 0,
+    };
+    /// The largest physical type number of the Parquet specification
+    /// (`FIXED_LEN_BYTE_ARRAY`).
+    pub const MAX_PHYSICAL_TYPE: u8 = 7;
+
+    /// The hasher for a column of Parquet physical type `physical_type` (the Thrift `Type`
+    /// number: 0 `BOOLEAN`, 1 `INT32`, 2 `INT64`, 3 `INT96`, 4 `FLOAT`, 5 `DOUBLE`,
+    /// 6 `BYTE_ARRAY`, 7 `FIXED_LEN_BYTE_ARRAY`) and `type_length` (the value length of a
+    /// `FIXED_LEN_BYTE_ARRAY` column, 0 for the others). `None` for a number past 7.
+    pub const fn new(physical_type: u8, type_length: u32) -> Option<Self> {
+        if physical_type > Self::MAX_PHYSICAL_TYPE {
+            None
+        } else {
+            Some(Self {
+                physical_type,
+                type_length,
+            })
+        }
+    }
+
+    /// The column's Parquet physical type number.
+    pub const fn physical_type(&self) -> u8 {
+        self.physical_type
+    }
+
+    /// The column's value length (`FIXED_LEN_BYTE_ARRAY`; 0 for other types).
+    pub const fn type_length(&self) -> u32 {
+        self.type_length
+    }
+
+    /// The hasher a serialized filter was written with, from its header.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`](crate::Error::Corrupt) for bytes without a valid header,
+    /// [`Error::HasherMismatch`](crate::Error::HasherMismatch) for a filter hashed otherwise
+    /// or a seed field that names no physical type.
+    pub fn of_bytes(bytes: &[u8]) -> crate::Result<Self> {
+        let header = crate::format::Header::parse(bytes)?;
+        if header.algorithm != crate::format::HashAlgorithm::ParquetXxh64 {
+            return Err(crate::Error::HasherMismatch);
+        }
+        Self::decode(header.seed).ok_or(crate::Error::HasherMismatch)
+    }
+
+    /// The value the format stores in the header's seed field: the physical type in the
+    /// low byte, the type length above it.
+    pub(crate) const fn encoded(&self) -> u64 {
+        self.physical_type as u64 | (self.type_length as u64) << 8
+    }
+
+    /// The inverse of [`encoded`](Self::encoded); `None` for values no hasher encodes.
+    pub(crate) fn decode(v: u64) -> Option<Self> {
+        let length = u32::try_from(v >> 8).ok()?;
+        Self::new((v & 0xff) as u8, length)
+    }
+}
+
+/// XXH64 with seed 0 over the bytes written to it: [`ParquetHasher`]'s hasher.
+#[derive(Clone)]
+pub struct ParquetXxh64(xxhash_rust::xxh64::Xxh64);
+
+impl fmt::Debug for ParquetXxh64 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ParquetXxh64")
+    }
+}
+
+impl core::hash::Hasher for ParquetXxh64 {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+impl BuildHasher for ParquetHasher {
+    type Hasher = ParquetXxh64;
+
+    #[inline]
+    fn build_hasher(&self) -> ParquetXxh64 {
+        ParquetXxh64(xxhash_rust::xxh64::Xxh64::new(0))
+    }
+}
+
 /// Hashes one key with `S`.
 #[inline(always)]
 pub(crate) fn hash_one<S: BuildHasher, T: Hash + ?Sized>(hasher: &S, key: &T) -> u64 {

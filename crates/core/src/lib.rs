@@ -68,7 +68,7 @@ pub use filters::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, BlockedBloomFilter,
     SplitBlockBloomFilter,
 };
-pub use hash::{parquet_hash, DefaultHasher, KeyedHasher};
+pub use hash::{parquet_hash, DefaultHasher, KeyedHasher, ParquetHasher};
 pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
 pub use view::{BlockedBloomFilterView, SplitBlockBloomFilterView};
 

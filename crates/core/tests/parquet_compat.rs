@@ -76,3 +76,72 @@ fn string_keys_are_byte_identical() {
         assert_eq!(*o, theirs.check(key.as_str()));
     }
 }
+
+/// A Parquet column's filter stored in the project's format with `ParquetHasher`: the
+/// column type travels in the header, a reader for another type is refused, integer keys
+/// hash through `Hash` as Parquet's plain encoding, and a zero-copy view answers alike.
+#[test]
+fn parquet_hashed_filters_round_trip_through_the_format() {
+    use bloomforge_core::format::{FilterKind, HashAlgorithm, Header};
+    use bloomforge_core::{Error, ParquetHasher, SplitBlockBloomFilterView};
+
+    let mut rng = SplitMix64(7);
+    let keys: Vec<i64> = (0..4000).map(|_| rng.next_u64() as i64).collect();
+    let mut theirs = Sbbf::new_with_num_of_bytes(8192);
+    let bitset = {
+        for k in &keys {
+            theirs.insert(k);
+        }
+        parquet_bytes(&theirs)
+    };
+    let read = SplitBlockBloomFilter::from_parquet_bitset(&bitset).unwrap();
+    let ours = SplitBlockBloomFilter::from_blocks(
+        read.blocks().to_vec(),
+        read.num_hashes(),
+        ParquetHasher::INT64,
+    )
+    .unwrap();
+    let bytes = ours.to_bytes();
+    let header = Header::parse(&bytes).unwrap();
+    assert_eq!(header.kind, FilterKind::SplitBlock256);
+    assert_eq!(header.algorithm, HashAlgorithm::ParquetXxh64);
+    assert_eq!(header.seed, 2, "INT64 is physical type 2, no type length");
+
+    let hasher = ParquetHasher::of_bytes(&bytes).unwrap();
+    assert_eq!(hasher, ParquetHasher::INT64);
+    let back = SplitBlockBloomFilter::from_bytes_with_hasher(&bytes, hasher).unwrap();
+    assert_eq!(back.as_bytes(), bitset.as_slice());
+    // A view borrows 32-byte-aligned blocks: place the bytes at such an address.
+    let mut buf = vec![0u8; bytes.len() + 32];
+    let at = buf.as_ptr().align_offset(32);
+    buf[at..at + bytes.len()].copy_from_slice(&bytes);
+    let view_bytes = &buf[at..at + bytes.len()];
+    let view = SplitBlockBloomFilterView::from_bytes_with_hasher(view_bytes, hasher).unwrap();
+    for p in keys
+        .iter()
+        .copied()
+        .chain((0..5000).map(|_| rng.next_u64() as i64))
+    {
+        assert_eq!(back.contains(&p), theirs.check(&p), "{p}");
+        assert_eq!(view.contains(&p), theirs.check(&p), "{p}");
+    }
+
+    // Another column type, the default hasher, and a filter of the default hasher.
+    assert!(matches!(
+        SplitBlockBloomFilter::from_bytes_with_hasher(&bytes, ParquetHasher::INT32),
+        Err(Error::HasherMismatch)
+    ));
+    assert!(matches!(
+        SplitBlockBloomFilter::from_bytes(&bytes),
+        Err(Error::HasherMismatch)
+    ));
+    assert!(matches!(
+        ParquetHasher::of_bytes(&read.to_bytes()),
+        Err(Error::HasherMismatch)
+    ));
+    // A FIXED_LEN_BYTE_ARRAY(16) column keeps its length; 8 is no physical type.
+    let fixed = ParquetHasher::new(7, 16).unwrap();
+    let f = SplitBlockBloomFilter::from_blocks(read.blocks().to_vec(), 8, fixed).unwrap();
+    assert_eq!(ParquetHasher::of_bytes(&f.to_bytes()).unwrap(), fixed);
+    assert_eq!(ParquetHasher::new(8, 0), None);
+}

@@ -3,6 +3,7 @@
 use crate::agg::{coerce_key, BloomKind};
 use crate::error::BloomUdfError;
 use crate::keys::{hash_rows, Nulls, KEY_TYPES};
+use crate::parquet::ParquetColumnFilter;
 use bloomforge_core::{DefaultHasher, SplitBlockBloomFilter, SplitBlockBloomFilterView};
 use bloomforge_counting::CountingBloomFilter;
 use datafusion::arrow::array::{
@@ -115,13 +116,17 @@ enum Decoded {
     /// A split-block filter the aligned view could not borrow (a platform without it).
     SplitBlock(SplitBlockBloomFilter),
     Counting(CountingBloomFilter),
+    /// A Parquet column's filter (`bloom_parquet_filter`): keys hashed as Parquet does.
+    Parquet(ParquetColumnFilter),
 }
 
 /// Not the bytes (DataFusion may print a plan's functions).
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self.decoded {
-            Decoded::SplitBlockView | Decoded::SplitBlock(_) => BloomKind::SplitBlock,
+            Decoded::SplitBlockView | Decoded::SplitBlock(_) | Decoded::Parquet(_) => {
+                BloomKind::SplitBlock
+            }
             Decoded::Counting(_) => BloomKind::Counting,
         };
         write!(
@@ -142,6 +147,9 @@ impl Prepared {
         };
         let buffer = Buffer::from_slice_ref(bytes);
         let decoded = match BloomKind::of_bytes(BLOOM_CONTAINS, bytes)? {
+            BloomKind::SplitBlock if is_parquet(bytes) => Decoded::Parquet(
+                ParquetColumnFilter::from_bytes(BLOOM_CONTAINS, bytes).map_err(invalid)?,
+            ),
             BloomKind::SplitBlock => match SplitBlockBloomFilterView::from_bytes(&buffer) {
                 Ok(_) => Decoded::SplitBlockView,
                 Err(bloomforge_core::Error::ZeroCopy { .. }) => {
@@ -193,6 +201,7 @@ impl Prepared {
             ),
             Decoded::SplitBlock(f) => Probe::Bound(f),
             Decoded::Counting(f) => Probe::Counting(f),
+            Decoded::Parquet(f) => Probe::Parquet(f),
         })
     }
 }
@@ -204,6 +213,8 @@ enum Probe<'a> {
     Bound(&'a SplitBlockBloomFilter),
     Counting(&'a CountingBloomFilter),
     CountingOwned(CountingBloomFilter),
+    Parquet(&'a ParquetColumnFilter),
+    ParquetOwned(ParquetColumnFilter),
 }
 
 impl<'a> Probe<'a> {
@@ -217,6 +228,11 @@ impl<'a> Probe<'a> {
                 .map(Probe::CountingOwned)
                 .map_err(|e| invalid(e.into()));
         }
+        if is_parquet(bytes) {
+            return ParquetColumnFilter::from_bytes(BLOOM_CONTAINS, bytes)
+                .map(Probe::ParquetOwned)
+                .map_err(invalid);
+        }
         let aligned = bytes.as_ptr().align_offset(32) == 0;
         let probe = if aligned {
             SplitBlockBloomFilterView::from_bytes(bytes).map(Probe::View)
@@ -226,13 +242,24 @@ impl<'a> Probe<'a> {
         probe.map_err(invalid)
     }
 
-    fn hasher(&self) -> &DefaultHasher {
+    /// The hasher of a filter probed with bloomforge's own hashing; `None` for a Parquet
+    /// column's filter, whose keys hash by the column's physical type.
+    fn hasher(&self) -> Option<&DefaultHasher> {
         match self {
-            Probe::View(v) => v.hasher(),
-            Probe::Owned(f) => f.hasher(),
-            Probe::Bound(f) => f.hasher(),
-            Probe::Counting(f) => f.hasher(),
-            Probe::CountingOwned(f) => f.hasher(),
+            Probe::View(v) => Some(v.hasher()),
+            Probe::Owned(f) => Some(f.hasher()),
+            Probe::Bound(f) => Some(f.hasher()),
+            Probe::Counting(f) => Some(f.hasher()),
+            Probe::CountingOwned(f) => Some(f.hasher()),
+            Probe::Parquet(_) | Probe::ParquetOwned(_) => None,
+        }
+    }
+
+    fn parquet(&self) -> Option<&ParquetColumnFilter> {
+        match self {
+            Probe::Parquet(f) => Some(f),
+            Probe::ParquetOwned(f) => Some(f),
+            _ => None,
         }
     }
 
@@ -243,13 +270,21 @@ impl<'a> Probe<'a> {
             Probe::Bound(f) => f.contains_hash(hash),
             Probe::Counting(f) => f.contains_hash(hash),
             Probe::CountingOwned(f) => f.contains_hash(hash),
+            Probe::Parquet(f) => f.filter().contains_hash(hash),
+            Probe::ParquetOwned(f) => f.filter().contains_hash(hash),
         }
     }
 
     /// Probes every key of `keys`; nulls in `keys` give nulls.
     fn probe_array(&self, keys: &dyn Array) -> Result<BooleanArray> {
+        let Some(hasher) = self.hasher() else {
+            let filter = self.parquet().ok_or_else(|| {
+                datafusion::error::DataFusionError::Internal("a filter without a hasher".into())
+            })?;
+            return Ok(filter.contains_array(keys)?);
+        };
         let mut hashes = Vec::with_capacity(keys.len());
-        hash_keys(self.hasher(), keys, &mut hashes)?;
+        hash_keys(hasher, keys, &mut hashes)?;
         let mut out = vec![false; hashes.len()];
         let probed = match self {
             Probe::View(v) => v.contains_hash_batch(&hashes, &mut out),
@@ -257,6 +292,8 @@ impl<'a> Probe<'a> {
             Probe::Bound(f) => f.contains_hash_batch(&hashes, &mut out),
             Probe::Counting(f) => f.contains_hash_batch(&hashes, &mut out).map_err(Into::into),
             Probe::CountingOwned(f) => f.contains_hash_batch(&hashes, &mut out).map_err(Into::into),
+            Probe::Parquet(f) => f.filter().contains_hash_batch(&hashes, &mut out),
+            Probe::ParquetOwned(f) => f.filter().contains_hash_batch(&hashes, &mut out),
         };
         probed.map_err(BloomUdfError::Core)?;
         let bits = BooleanBuffer::collect_bool(out.len(), |i| out[i]);
@@ -495,9 +532,17 @@ fn probe_rows(filters: &ArrayRef, keys: &ArrayRef) -> Result<BooleanArray> {
             Some((b, p)) if same_bytes(b, bytes) => (b, p),
             _ => (bytes, Probe::open(bytes)?),
         };
+        let Some(hasher) = probe.hasher() else {
+            // A Parquet column's filter hashes by the column's type: probe the row alone.
+            let answer = probe.probe_array(keys.slice(i, 1).as_ref())?;
+            bits.append(answer.is_valid(0) && answer.value(0));
+            valid.append(answer.is_valid(0));
+            last = Some((bytes, probe));
+            continue;
+        };
         hashes.clear();
         hash_rows(
-            probe.hasher(),
+            hasher,
             keys.as_ref(),
             i,
             i + 1,
@@ -517,6 +562,12 @@ fn probe_rows(filters: &ArrayRef, keys: &ArrayRef) -> Result<BooleanArray> {
         bits.finish(),
         Some(NullBuffer::new(valid.finish())),
     ))
+}
+
+/// Whether `bytes` hold a Parquet column's filter (`bloom_parquet_filter`'s output).
+fn is_parquet(bytes: &[u8]) -> bool {
+    bloomforge_core::format::Header::parse(bytes)
+        .is_ok_and(|h| h.algorithm == bloomforge_core::format::HashAlgorithm::ParquetXxh64)
 }
 
 /// Equal filter values, cheaply when they are the same buffer.

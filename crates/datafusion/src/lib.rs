@@ -20,6 +20,9 @@
 //!   the Bloom filters a Parquet writer stored for a column; the [`parquet`] module also
 //!   reads those filters as core filters and writes Parquet files whose filters bloomforge
 //!   built.
+//! * [`bloom_parquet_filter(file, column)`](parquet::BloomParquetFilter): `Binary`, that
+//!   stored filter as bloomforge bytes (Parquet's hash recorded in the header), for
+//!   `bloom_contains`.
 //!
 //! ```
 //! use bloomforge_core::SplitBlockBloomFilter;
@@ -98,11 +101,13 @@ use std::sync::Arc;
 /// assert!(ctx.udaf("bloom_agg").is_ok());
 /// assert!(ctx.udf("bloom_contains").is_ok());
 /// assert!(ctx.udf("bloom_parquet_contains").is_ok());
+/// assert!(ctx.udf("bloom_parquet_filter").is_ok());
 /// ```
 pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(bloom_agg_udaf());
     ctx.register_udf(bloom_contains_udf());
     ctx.register_udf(parquet::bloom_parquet_contains_udf());
+    ctx.register_udf(parquet::bloom_parquet_filter_udf());
 }
 
 /// Adds `bloom_agg` and `bloom_contains` to a [`SessionStateBuilder`] (for sessions built
@@ -132,5 +137,9 @@ pub fn with_functions(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .scalar_functions()
         .get_or_insert_with(Vec::new)
         .push(Arc::new(parquet::bloom_parquet_contains_udf()));
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .push(Arc::new(parquet::bloom_parquet_filter_udf()));
     builder
 }

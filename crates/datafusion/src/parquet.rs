@@ -74,7 +74,7 @@
 
 use crate::error::BloomUdfError;
 use crate::keys::KEY_TYPES;
-use bloomforge_core::{parquet_hash, SplitBlockBloomFilter};
+use bloomforge_core::{parquet_hash, ParquetHasher, SplitBlockBloomFilter};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, BooleanBufferBuilder, RecordBatch,
 };
@@ -109,6 +109,8 @@ use ::parquet::file::writer::SerializedFileWriter;
 
 /// The SQL name of the scalar function that probes a Parquet file's filter.
 pub const BLOOM_PARQUET_CONTAINS: &str = "bloom_parquet_contains";
+/// The SQL name of the scalar function that returns a Parquet file's filter as bytes.
+pub const BLOOM_PARQUET_FILTER: &str = "bloom_parquet_filter";
 
 /// The largest bitset Parquet writers produce (parquet-rs's `BITSET_MAX_LENGTH`, 128 MiB);
 /// larger stored filters are refused before anything is allocated.
@@ -262,6 +264,38 @@ impl PhysicalType {
             PhysicalTypeRs::FIXED_LEN_BYTE_ARRAY => {
                 Self::FixedLenByteArray(usize::try_from(type_length).unwrap_or(0))
             }
+        }
+    }
+
+    /// The core hasher of a column of this type (XXH64 of the plain encoding, recorded
+    /// with the type in bloomforge's format).
+    pub fn hasher(self) -> ParquetHasher {
+        let (code, length) = match self {
+            Self::Boolean => (0, 0),
+            Self::Int32 => (1, 0),
+            Self::Int64 => (2, 0),
+            Self::Int96 => (3, 0),
+            Self::Float => (4, 0),
+            Self::Double => (5, 0),
+            Self::ByteArray => (6, 0),
+            // A length past u32 cannot come from a Parquet footer (an i32).
+            Self::FixedLenByteArray(n) => (7, u32::try_from(n).unwrap_or(u32::MAX)),
+        };
+        ParquetHasher::new(code, length).unwrap_or(ParquetHasher::BYTE_ARRAY)
+    }
+
+    /// The type a [`ParquetHasher`] records.
+    pub fn of_hasher(h: ParquetHasher) -> Self {
+        match h.physical_type() {
+            0 => Self::Boolean,
+            1 => Self::Int32,
+            2 => Self::Int64,
+            3 => Self::Int96,
+            4 => Self::Float,
+            5 => Self::Double,
+            6 => Self::ByteArray,
+            // `ParquetHasher::new` admits 0..=7 only.
+            _ => Self::FixedLenByteArray(h.type_length() as usize),
         }
     }
 
@@ -523,6 +557,48 @@ impl ParquetColumnFilter {
             physical_type,
             filter,
         }
+    }
+
+    /// The filter in bloomforge's format, hashed as Parquet hashes (the header records
+    /// [`HashAlgorithm::ParquetXxh64`](bloomforge_core::format::HashAlgorithm) and the
+    /// physical type), so `bloom_contains` can probe it: the bytes
+    /// [`bloom_parquet_filter`](BloomParquetFilter) returns. The column's name is not
+    /// stored.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // `from_blocks` only refuses an empty block list or a wrong probe count, which a
+        // filter already built cannot have.
+        SplitBlockBloomFilter::from_blocks(
+            self.filter.blocks().to_vec(),
+            self.filter.num_hashes(),
+            self.physical_type.hasher(),
+        )
+        .map(|f| f.to_bytes())
+        .unwrap_or_default()
+    }
+
+    /// Reads [`to_bytes`](Self::to_bytes)' output (checking the header, the checksum and
+    /// that the filter was hashed as Parquet hashes), naming its column `column`.
+    ///
+    /// # Errors
+    /// Core's decoding errors: [`Corrupt`](bloomforge_core::Error::Corrupt),
+    /// [`HasherMismatch`](bloomforge_core::Error::HasherMismatch) for a filter of another
+    /// hasher (bloomforge's default one, for instance), and the like.
+    pub fn from_bytes(
+        column: impl Into<String>,
+        bytes: &[u8],
+    ) -> core::result::Result<Self, bloomforge_core::Error> {
+        let hasher = ParquetHasher::of_bytes(bytes)?;
+        let parquet = SplitBlockBloomFilter::from_bytes_with_hasher(bytes, hasher)?;
+        let filter = SplitBlockBloomFilter::from_blocks(
+            parquet.blocks().to_vec(),
+            parquet.num_hashes(),
+            bloomforge_core::DefaultHasher::default(),
+        )?;
+        Ok(Self {
+            column: column.into(),
+            physical_type: PhysicalType::of_hasher(hasher),
+            filter,
+        })
     }
 
     /// The column's name (dotted path for nested columns).
@@ -1299,10 +1375,9 @@ const KEY_TYPES_FOR_WRITE: &str = "Int8..Int64, UInt8..UInt64, Utf8, LargeUtf8, 
 ///   call of a [`ParquetFilterUdf`] holding the decoded filters (a file that cannot be read
 ///   is then a planning error). Unoptimised plans read them once per batch.
 ///
-/// Its bytes stay with the file: `bloom_contains` cannot take them, because bloomforge's
-/// serialized format records only its own hashers (foldhash, HighwayHash), not Parquet's
-/// XXH64 of the plain encoding, so a Parquet filter relabelled as bloomforge bytes would
-/// be probed with the wrong hash.
+/// To carry the filter as a value (a column, a parameter, another query), take its bytes
+/// with [`bloom_parquet_filter(file, column)`](BloomParquetFilter) and probe them with
+/// `bloom_contains`.
 ///
 /// ```
 /// use bloomforge_datafusion::parquet::{write_parquet, BloomColumn};
@@ -1464,6 +1539,157 @@ impl ScalarUDFImpl for BloomParquetContains {
         };
         let filters = read_row_group_filters(file, column)?;
         probe(&filters, keys)
+    }
+}
+
+/// The SQL function `bloom_parquet_filter(file, column) -> Binary`: the split-block filter
+/// a Parquet writer stored for `column` in `file`, as bloomforge bytes that
+/// `bloom_contains(filter, expr)` probes (and that [`ParquetColumnFilter::from_bytes`] or
+/// core's `SplitBlockBloomFilter::from_bytes_with_hasher` with
+/// [`ParquetHasher::of_bytes`] read back).
+///
+/// * The bytes are bloomforge's format around the Parquet bitset, unchanged: the header
+///   records Parquet's hash (XXH64 of the plain encoding,
+///   [`HashAlgorithm::ParquetXxh64`](bloomforge_core::format::HashAlgorithm)) and the
+///   column's physical type, so `bloom_contains` hashes each key as the column stores
+///   values (see the [module table](self#hashing)) and a key that no value of the column
+///   can equal answers `false`.
+/// * One filter for the whole file: the row groups' filters ORed together, folded onto the
+///   smallest when their sizes differ ([`read_column_filter`]). Its false-positive rate is
+///   that of all the file's keys in one row group's bits; [`bloom_parquet_contains`
+///   ](BloomParquetContains) probes each row group instead.
+/// * `file` and `column` are string constants; a `NULL` gives `NULL`. The file is read
+///   once, at planning (the call becomes the literal bytes), or once per batch in an
+///   unoptimised plan.
+///
+/// ```
+/// use bloomforge_datafusion::parquet::{write_parquet, BloomColumn};
+/// use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
+/// use std::sync::Arc;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("a.parquet");
+/// let urls = Arc::new(StringArray::from(vec!["x.org", "y.org"])) as ArrayRef;
+/// write_parquet(
+///     std::fs::File::create(&path)?,
+///     &[RecordBatch::try_from_iter([("url", urls)])?],
+///     &[BloomColumn::new("url", 0.01)],
+///     Default::default(),
+/// )?;
+///
+/// let ctx = datafusion::prelude::SessionContext::new();
+/// bloomforge_datafusion::register(&ctx);
+/// let sql = format!(
+///     "SELECT bloom_contains(bloom_parquet_filter('{}', 'url'), u) \
+///      FROM (VALUES ('x.org'), ('z.org'), (NULL)) t(u)",
+///     path.display()
+/// );
+/// let out = ctx.sql(&sql).await?.collect().await?;
+/// let answers = out[0].column(0).as_boolean();
+/// assert!(answers.value(0)); // x.org is in the file
+/// assert!(answers.is_null(2));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BloomParquetFilter {
+    signature: Signature,
+}
+
+impl Default for BloomParquetFilter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BloomParquetFilter {
+    /// The function's implementation; register [`bloom_parquet_filter_udf`] (or call
+    /// [`register`](crate::register)) to use it from SQL.
+    pub fn new() -> Self {
+        Self {
+            signature: Signature::user_defined(Volatility::Stable),
+        }
+    }
+}
+
+/// `bloom_parquet_filter` as a DataFusion [`ScalarUDF`].
+pub fn bloom_parquet_filter_udf() -> ScalarUDF {
+    ScalarUDF::from(BloomParquetFilter::new())
+}
+
+/// The bytes of `column`'s filter in the Parquet file `file` (see [`BloomParquetFilter`]).
+fn parquet_filter_bytes(file: &str, column: &str) -> Result<Vec<u8>> {
+    Ok(read_column_filter(file, column)?.to_bytes())
+}
+
+impl ScalarUDFImpl for BloomParquetFilter {
+    fn name(&self) -> &str {
+        BLOOM_PARQUET_FILTER
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> datafusion::common::Result<Vec<DataType>> {
+        let [file, column] = arg_types else {
+            return plan_err!(
+                "bloom_parquet_filter takes 2 arguments (file, column), got {}",
+                arg_types.len()
+            );
+        };
+        if !is_string(file) || !is_string(column) {
+            return plan_err!(
+                "bloom_parquet_filter: file and column must be strings, got {file} and {column}"
+            );
+        }
+        Ok(vec![DataType::Utf8, DataType::Utf8])
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> datafusion::common::Result<DataType> {
+        Ok(DataType::Binary)
+    }
+
+    /// Constant arguments: the file is read here, once, and the call becomes its bytes.
+    fn simplify(
+        &self,
+        args: Vec<Expr>,
+        _info: &SimplifyContext,
+    ) -> datafusion::common::Result<ExprSimplifyResult> {
+        let constants = match args.as_slice() {
+            [Expr::Literal(f, _), Expr::Literal(c, _)] => Some((f, c)),
+            _ => None,
+        };
+        let Some((file, column)) = constants else {
+            return Ok(ExprSimplifyResult::Original(args));
+        };
+        let bytes = match (scalar_str(file), scalar_str(column)) {
+            (Some(file), Some(column)) => Some(parquet_filter_bytes(file, column)?),
+            _ if file.is_null() || column.is_null() => None,
+            _ => return Ok(ExprSimplifyResult::Original(args)),
+        };
+        Ok(ExprSimplifyResult::Simplified(Expr::Literal(
+            ScalarValue::Binary(bytes),
+            None,
+        )))
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: ScalarFunctionArgs,
+    ) -> datafusion::common::Result<ColumnarValue> {
+        let Ok([file, column]) = <[ColumnarValue; 2]>::try_from(args.args) else {
+            return exec_err!("bloom_parquet_filter takes 2 arguments (file, column)");
+        };
+        let (ColumnarValue::Scalar(file), ColumnarValue::Scalar(column)) = (&file, &column) else {
+            return exec_err!("bloom_parquet_filter: file and column must be constants");
+        };
+        let bytes = match (scalar_str(file), scalar_str(column)) {
+            (Some(file), Some(column)) => Some(parquet_filter_bytes(file, column)?),
+            _ => None,
+        };
+        Ok(ColumnarValue::Scalar(ScalarValue::Binary(bytes)))
     }
 }
 

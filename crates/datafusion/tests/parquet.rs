@@ -1,17 +1,18 @@
 //! Parquet split-block Bloom filters, both ways: files written by the parquet crate read as
 //! bloomforge filters, files whose filters bloomforge built read by the parquet crate, and
-//! `bloom_parquet_contains` from SQL. Every key set is fixed (no randomness), so each
+//! `bloom_parquet_contains` and `bloom_parquet_filter` from SQL. Every key set is fixed (no randomness), so each
 //! statistical bound below is checked against the same keys on every run; the bounds hold
 //! with false-alarm probability below 1e-6 for any one key set.
 
 use bloomforge_core::SplitBlockBloomFilter;
 use bloomforge_datafusion::parquet::{
     build_filter, contains_any, parquet_num_blocks, read_column_filter, read_row_group_filters,
-    write_parquet, BloomColumn, ParquetFilterError, PhysicalType,
+    write_parquet, BloomColumn, ParquetColumnFilter, ParquetFilterError, PhysicalType,
 };
 use bloomforge_datafusion::register;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, Int32Array, Int64Array, RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, AsArray, BinaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
+    UInt32Array,
 };
 use datafusion::error::DataFusionError;
 use datafusion::prelude::SessionContext;
@@ -626,4 +627,172 @@ async fn bloom_parquet_contains_errors() {
         .unwrap();
     let e = err("SELECT bloom_parquet_contains(f, 'url', 'x') FROM files".into()).await;
     assert!(e.to_string().contains("constants"), "{e}");
+}
+
+/// `bloom_parquet_filter(file, column)`: the file's filter as bloomforge bytes that
+/// `bloom_contains` probes with Parquet's hashing, from a constant, a column of filters,
+/// and read back in Rust.
+#[tokio::test]
+async fn bloom_parquet_filter_feeds_bloom_contains() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = parquet_written(dir.path());
+    let bf = bloomforge_written(dir.path(), &batches());
+    let p = path.display();
+    let ctx = SessionContext::new();
+    register(&ctx);
+    ctx.register_batch(
+        "t",
+        datafusion::arrow::compute::concat_batches(&batch(0).schema(), &batches()).unwrap(),
+    )
+    .unwrap();
+
+    // The bytes: core's format, Parquet's hash and the column type in the header, the
+    // row groups' union as the payload.
+    let out = ctx
+        .sql(&format!("SELECT bloom_parquet_filter('{p}', 'url')"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let bytes = out[0].column(0).as_binary::<i32>().value(0).to_vec();
+    let header = bloomforge_core::format::Header::parse(&bytes).unwrap();
+    assert_eq!(
+        header.algorithm,
+        bloomforge_core::format::HashAlgorithm::ParquetXxh64
+    );
+    let whole = read_column_filter(&path, "url").unwrap();
+    let back = ParquetColumnFilter::from_bytes("url", &bytes).unwrap();
+    assert_eq!(back.filter(), whole.filter());
+    assert_eq!(back.physical_type(), whole.physical_type());
+    assert_eq!(
+        bloomforge_core::ParquetHasher::of_bytes(&bytes).unwrap(),
+        bloomforge_core::ParquetHasher::BYTE_ARRAY
+    );
+    // bloomforge's own readers refuse it: its keys are not hashed with the default hasher.
+    assert!(SplitBlockBloomFilter::from_bytes(&bytes).is_err());
+
+    // Every row finds itself (NULL urls give NULL), on each column type, from the
+    // parquet crate's filters and from bloomforge's.
+    for (file, column) in [
+        (p.to_string(), "url"),
+        (p.to_string(), "id"),
+        (p.to_string(), "unsigned"),
+        (bf.display().to_string(), "small"),
+        (bf.display().to_string(), "url"),
+    ] {
+        let got = booleans(
+            &ctx,
+            &format!("SELECT bloom_contains(bloom_parquet_filter('{file}', '{column}'), {column}) FROM t"),
+        )
+        .await;
+        assert_eq!(got.len(), GROUPS * ROWS_PER_GROUP);
+        for (i, g) in got.iter().enumerate() {
+            let expected = (column != "url" || i % 10 != 3).then_some(true);
+            assert_eq!(*g, expected, "{column} row {i} of {file}");
+        }
+    }
+
+    // Absent keys answer as the Rust API's whole-file filter does, bit for bit.
+    let absent: StringArray = (0..10_000).map(|i| Some(format!("absent-{i}"))).collect();
+    ctx.register_batch(
+        "absent",
+        RecordBatch::try_from_iter([("k", Arc::new(absent.clone()) as ArrayRef)]).unwrap(),
+    )
+    .unwrap();
+    let got = booleans(
+        &ctx,
+        &format!("SELECT bloom_contains(bloom_parquet_filter('{p}', 'url'), k) FROM absent"),
+    )
+    .await;
+    let rust = whole.contains_array(&absent).unwrap();
+    assert_eq!(got, rust.iter().collect::<Vec<_>>());
+    // Three row groups ORed into one filter of one group's size: a random key's chance of
+    // a hit is the mean over blocks of the product of its eight words' fill. The hits
+    // exceed mean + 6 sqrt(mean) + 10 with probability below 1e-6 (Chernoff).
+    let p_hit = whole
+        .filter()
+        .to_parquet_bytes()
+        .chunks_exact(32)
+        .map(|block| {
+            block
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes(w.try_into().unwrap()).count_ones() as f64 / 32.0)
+                .product::<f64>()
+        })
+        .sum::<f64>()
+        / (whole.filter().num_blocks() as f64);
+    let mean = 10_000.0 * p_hit;
+    let hits = got.iter().filter(|g| **g == Some(true)).count() as f64;
+    assert!(
+        hits <= mean + 6.0 * mean.sqrt() + 10.0,
+        "{hits} hits, mean {mean}"
+    );
+
+    // Keys follow the column: an Int64 literal in the INT32 column, one out of its range.
+    for (key, expected) in [
+        ("-1500", Some(true)),
+        ("4294967296", Some(false)),
+        ("NULL", None),
+    ] {
+        let got = booleans(
+            &ctx,
+            &format!(
+                "SELECT bloom_contains(bloom_parquet_filter('{}', 'small'), {key})",
+                bf.display()
+            ),
+        )
+        .await;
+        assert_eq!(got, [expected], "{key}");
+    }
+
+    // A column of filters (one per row; the row-by-row path), and a NULL file.
+    let filters: BinaryArray = (0..GROUPS * ROWS_PER_GROUP)
+        .map(|_| Some(bytes.as_slice()))
+        .collect();
+    let keys: StringArray = (0..GROUPS * ROWS_PER_GROUP)
+        .map(|i| (i % 10 != 3).then(|| url(i)))
+        .collect();
+    ctx.register_batch(
+        "per_row",
+        RecordBatch::try_from_iter([
+            ("f", Arc::new(filters) as ArrayRef),
+            ("k", Arc::new(keys) as ArrayRef),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let got = booleans(&ctx, "SELECT bloom_contains(f, k) FROM per_row").await;
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, (i % 10 != 3).then_some(true), "row {i}");
+    }
+    let got = booleans(
+        &ctx,
+        "SELECT bloom_contains(bloom_parquet_filter(NULL, 'url'), 'x')",
+    )
+    .await;
+    assert_eq!(got, [None]);
+
+    // Errors: a column without a filter, a missing file, wrong arguments.
+    for (sql, needle) in [
+        (
+            format!("SELECT bloom_parquet_filter('{p}', 'small')"),
+            "no Bloom filter",
+        ),
+        (
+            "SELECT bloom_parquet_filter('/no/such.parquet', 'url')".to_string(),
+            "/no/such.parquet",
+        ),
+        (format!("SELECT bloom_parquet_filter('{p}')"), "2 arguments"),
+        (
+            format!("SELECT bloom_parquet_filter('{p}', 1)"),
+            "must be strings",
+        ),
+    ] {
+        let e = match ctx.sql(&sql).await {
+            Err(e) => e,
+            Ok(df) => df.collect().await.expect_err(&sql),
+        };
+        assert!(e.to_string().contains(needle), "{sql}: {e}");
+    }
 }
