@@ -9,6 +9,7 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, RecordBatch, RecordBatchOptions,
 };
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::function::{
@@ -18,6 +19,8 @@ use datafusion::logical_expr::utils::format_state_name;
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Expr, Signature, Volatility,
 };
+use datafusion::logical_expr::{LogicalPlan, WindowFunctionDefinition};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use std::sync::Arc;
@@ -50,8 +53,10 @@ const HASH_CHUNK: usize = 4096;
 /// `expected_items < 1`, `false_pos` outside (0, 1) (NaN included) or an unknown kind is a
 /// `DataFusionError::Plan` from `create_physical_plan` (DataFusion's optimizer wraps it in
 /// a `Context` naming its rule; `find_root` gives the `Plan`), before any row is read. In
-/// a window (`OVER`), DataFusion does not call the aggregate's planning hook, so the same
-/// error comes when the query executes, before the accumulator sees a row.
+/// a window (`OVER`), DataFusion does not call the aggregate's planning hook; there the
+/// optimizer rule [`BloomAggWindowCheck`] (added by [`register`](crate::register)) fails
+/// the plan the same way. A session given only the function (`register_udaf`) gets the
+/// error when the query executes, before the accumulator sees a row.
 ///
 /// Nulls are not keys: they are skipped. Zero rows (or only nulls) give an empty filter,
 /// never SQL `NULL`, so `bloom_contains` over it answers `false`.
@@ -348,6 +353,46 @@ impl AggregateUDFImpl for BloomAgg {
                 params.false_pos,
             )?),
         })
+    }
+}
+
+/// Checks `bloom_agg`'s parameters where it runs as a window function (`OVER`): DataFusion
+/// gives window calls of an aggregate no `simplify` hook, so without this rule a bad
+/// parameter there is found only when the query executes. The rule runs after
+/// DataFusion's own optimizer rules (constants are folded by then), changes nothing, and
+/// fails the plan with the same [`BloomUdfError::InvalidParameter`] as the aggregate form.
+/// [`register`](crate::register) and [`with_functions`](crate::with_functions) add it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BloomAggWindowCheck;
+
+impl OptimizerRule for BloomAggWindowCheck {
+    fn name(&self) -> &str {
+        "bloom_agg_window_parameters"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        plan.apply_with_subqueries(|node| {
+            if let LogicalPlan::Window(window) = node {
+                for expr in &window.window_expr {
+                    expr.apply(|e| {
+                        if let Expr::WindowFunction(call) = e {
+                            if let WindowFunctionDefinition::AggregateUDF(udaf) = &call.fun {
+                                if udaf.inner().is::<BloomAgg>() {
+                                    Params::from_exprs(&call.params.args)?;
+                                }
+                            }
+                        }
+                        Ok(TreeNodeRecursion::Continue)
+                    })?;
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        Ok(Transformed::no(plan))
     }
 }
 

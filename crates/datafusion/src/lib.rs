@@ -79,7 +79,8 @@ mod keys;
 pub mod parquet;
 
 pub use agg::{
-    bloom_agg_udaf, BloomAccumulator, BloomAgg, BloomKind, CountingBloomAccumulator, BLOOM_AGG,
+    bloom_agg_udaf, BloomAccumulator, BloomAgg, BloomAggWindowCheck, BloomKind,
+    CountingBloomAccumulator, BLOOM_AGG,
 };
 pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
 pub use error::{BloomUdfError, Result};
@@ -92,7 +93,9 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-/// Registers `bloom_agg` and `bloom_contains` with a session.
+/// Registers `bloom_agg`, `bloom_contains`, `bloom_parquet_contains` and
+/// `bloom_parquet_filter` with a session, and the optimizer rule [`BloomAggWindowCheck`]
+/// (planning-time checks of `bloom_agg`'s parameters in window calls).
 ///
 /// ```
 /// use datafusion::execution::FunctionRegistry;
@@ -108,9 +111,10 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(bloom_contains_udf());
     ctx.register_udf(parquet::bloom_parquet_contains_udf());
     ctx.register_udf(parquet::bloom_parquet_filter_udf());
+    ctx.add_optimizer_rule(Arc::new(BloomAggWindowCheck));
 }
 
-/// Adds `bloom_agg` and `bloom_contains` to a [`SessionStateBuilder`] (for sessions built
+/// Adds the functions and the rule of [`register`] to a [`SessionStateBuilder`] (for sessions built
 /// by hand, and for engines such as Ballista that build a session state per query),
 /// keeping the functions it already has (call `with_default_features` first for
 /// DataFusion's own).
@@ -141,5 +145,5 @@ pub fn with_functions(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .scalar_functions()
         .get_or_insert_with(Vec::new)
         .push(Arc::new(parquet::bloom_parquet_filter_udf()));
-    builder
+    builder.with_optimizer_rule(Arc::new(BloomAggWindowCheck))
 }

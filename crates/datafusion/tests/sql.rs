@@ -1170,14 +1170,47 @@ async fn bad_parameters_fail_at_planning() {
         expected.insert("x");
         assert!(got == expected.to_bytes(), "{sql}");
     }
-    // A window's parameters reach no planning hook: planned, then refused when executed,
-    // still as a plan error.
+    // A window's parameters reach no planning hook of the aggregate: `register`'s
+    // optimizer rule refuses them while planning, as the same plan error.
+    for (sql, name) in [
+        ("SELECT bloom_agg(k, n, 0.01, 'counting') OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 1000, 1.5, 'counting') OVER (ORDER BY k) FROM t", "false_pos"),
+        ("SELECT bloom_agg(k, 0, 0.01) OVER () FROM t", "expected_items"),
+        ("SELECT bloom_agg(k, 1000, 0.01, 'cuckoo') OVER () FROM t", "kind"),
+        ("SELECT k FROM t WHERE k IN (SELECT k FROM (SELECT k, bloom_agg(k, 1000, 0.0) OVER () AS f FROM t) WHERE f IS NOT NULL)", "false_pos"),
+    ] {
+        let df = ctx.sql(sql).await.unwrap();
+        let e = df.create_physical_plan().await.unwrap_err();
+        assert!(e.to_string().contains(name), "{sql}: {e}");
+        assert!(matches!(e.find_root(), DataFusionError::Plan(_)), "{sql}: {e:?}");
+    }
+    // Folded constants pass in a window too.
     let df = ctx
+        .sql("SELECT bloom_agg(k, 500 * 2, 0.02 / 2, 'counting') OVER (ORDER BY k) FROM t")
+        .await
+        .unwrap();
+    df.collect().await.unwrap();
+    // Without the rule (the function registered alone), the executor refuses the same
+    // window when it starts, still as a plan error.
+    let bare = SessionContext::new();
+    bare.register_udaf(bloomforge_datafusion::bloom_agg_udaf());
+    bare.register_batch(
+        "t",
+        ctx.table("t")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap()
+            .remove(0),
+    )
+    .unwrap();
+    let df = bare
         .sql("SELECT bloom_agg(k, n, 0.01, 'counting') OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t")
         .await
         .unwrap();
     let plan = df.create_physical_plan().await.unwrap();
-    let e = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+    let e = datafusion::physical_plan::collect(plan, bare.task_ctx())
         .await
         .unwrap_err();
     assert!(e.to_string().contains("expected_items"), "{e}");
