@@ -378,6 +378,49 @@ macro_rules! block_filters {
             }
 
 
+            /// ORs the filter serialized in `bytes` into this one: what
+            /// [`union`](Self::union) with `from_bytes(bytes)` does, without building that
+            /// filter (one checksum pass and one OR pass over the bytes, no allocation;
+            /// for merging serialized partial filters, as a DataFusion aggregate's final
+            /// step does).
+            ///
+            /// # Errors
+            /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) with this
+            /// filter's hasher ([`Error::HasherMismatch`] for another seed or key), and
+            /// [`Error::IncompatibleFilters`] for another size or probe count. `self` is
+            /// unchanged on error.
+            pub fn union_bytes(&mut self, bytes: &[u8]) -> Result<()>
+            where
+                S: Clone,
+            {
+                let (header, payload, _) = crate::format::open(
+                    bytes,
+                    <$L>::FORMAT_KIND,
+                    Some(self.hasher.clone()),
+                    true,
+                )?;
+                if header.num_bits / 8 != payload.len() as u64 {
+                    return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
+                }
+                if header.num_bits != self.num_bits() || header.num_hashes != self.raw.k {
+                    return Err(Error::IncompatibleFilters {
+                        left: self.shape(),
+                        right: FilterShape {
+                            num_bits: header.num_bits,
+                            num_hashes: header.num_hashes,
+                            hasher_fingerprint: hasher_fingerprint(&self.hasher),
+                        },
+                    });
+                }
+                for (block, chunk) in self.raw.blocks.iter_mut().zip(payload.chunks_exact(<$L>::BLOCK_BYTES)) {
+                    let other = <$L>::read_block_le(chunk);
+                    for (a, b) in <$L>::u64_words_mut(block).iter_mut().zip(<$L>::u64_words(&other)) {
+                        *a |= *b;
+                    }
+                }
+                Ok(())
+            }
+
             /// Reads a filter with the caller's hasher (needed for keyed hashing, whose key
             /// is never stored).
             ///

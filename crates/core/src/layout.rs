@@ -348,10 +348,74 @@ impl Layout for Split256 {
     }
 }
 
-/// Keys that, inserted with `k` probes each into `bits` bits, leave `set` bits set in
-/// expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
+/// The logarithms of [`fill_to_keys`] for a region of `N - 1` bits, computed once:
+/// `estimated_len` (which `to_bytes` calls for the header's key estimate) evaluated two
+/// `ln_1p` per word or block, which profiled at 11 % of a DataFusion `bloom_agg` over
+/// 125 MiB filters (64 M calls a serialization); a table lookup gives the same bits.
+struct FillTable<const N: usize> {
+    /// `ln(1 - set/bits)` for `set` in `0..=bits` (`bits - 0.5` standing in for `bits`).
+    ln_free: [f64; N],
+    /// `ln(1 - 1/bits)`.
+    ln_one: f64,
+}
+
+impl<const N: usize> FillTable<N> {
+    fn new() -> Self {
+        let b = (N - 1) as f64;
+        let mut ln_free = [0.0; N];
+        for (set, v) in ln_free.iter_mut().enumerate() {
+            let set = if set >= N - 1 { b - 0.5 } else { set as f64 };
+            *v = (-set / b).ln_1p();
+        }
+        Self {
+            ln_free,
+            ln_one: (-1.0 / b).ln_1p(),
+        }
+    }
+}
+
+static FILL_32: std::sync::OnceLock<FillTable<33>> = std::sync::OnceLock::new();
+static FILL_512: std::sync::OnceLock<FillTable<513>> = std::sync::OnceLock::new();
+
+/// Keys that, inserted with `k` probes each into `bits` bits (32 or 512), leave `set` bits
+/// set in expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
+#[inline]
 fn fill_to_keys(set: u32, bits: u32, k: u32) -> f64 {
-    let b = f64::from(bits);
-    let set = if set >= bits { b - 0.5 } else { f64::from(set) };
-    (-set / b).ln_1p() / (f64::from(k) * (-1.0 / b).ln_1p())
+    let (ln_free, ln_one) = match bits {
+        32 => {
+            let t = FILL_32.get_or_init(FillTable::new);
+            (t.ln_free[set.min(32) as usize], t.ln_one)
+        }
+        512 => {
+            let t = FILL_512.get_or_init(FillTable::new);
+            (t.ln_free[set.min(512) as usize], t.ln_one)
+        }
+        _ => {
+            let b = f64::from(bits);
+            let set = if set >= bits { b - 0.5 } else { f64::from(set) };
+            ((-set / b).ln_1p(), (-1.0 / b).ln_1p())
+        }
+    };
+    ln_free / (f64::from(k) * ln_one)
+}
+
+#[cfg(test)]
+mod fill_table_tests {
+    /// The table gives the bits of the direct formula.
+    #[test]
+    fn fill_to_keys_matches_the_formula() {
+        for bits in [32u32, 512, 100] {
+            for k in 1..=16 {
+                for set in 0..=bits + 3 {
+                    let b = f64::from(bits);
+                    let s = if set >= bits { b - 0.5 } else { f64::from(set) };
+                    let direct = (-s / b).ln_1p() / (f64::from(k) * (-1.0 / b).ln_1p());
+                    assert_eq!(
+                        super::fill_to_keys(set, bits, k).to_bits(),
+                        direct.to_bits()
+                    );
+                }
+            }
+        }
+    }
 }

@@ -462,3 +462,61 @@ proptest! {
         let _ = BlockedBloomFilter::read_from(v.as_slice());
     }
 }
+
+/// `union_bytes` ORs a serialized filter in place: the bits of `union(from_bytes(..))`,
+/// and every refusal leaves the filter as it was.
+#[test]
+fn union_bytes_equals_union_of_the_decoded_filter() {
+    let mut rng = SplitMix64(41);
+    let mut a = SplitBlockBloomFilter::new(20_000, 0.01).unwrap();
+    let mut b = SplitBlockBloomFilter::new(20_000, 0.01).unwrap();
+    let mut x = BlockedBloomFilter::new(20_000, 0.01).unwrap();
+    let mut y = BlockedBloomFilter::new(20_000, 0.01).unwrap();
+    for _ in 0..10_000 {
+        a.insert(&rng.next_u64());
+        let key = rng.next_u64();
+        b.insert(&key);
+        x.insert(&rng.next_u64());
+        y.insert(&key);
+    }
+    let mut expected = a.clone();
+    expected.union(&b).unwrap();
+    let mut got = a.clone();
+    got.union_bytes(&b.to_bytes()).unwrap();
+    assert_eq!(got, expected);
+    let mut expected = x.clone();
+    expected.union(&y).unwrap();
+    let mut got = x.clone();
+    got.union_bytes(&y.to_bytes()).unwrap();
+    assert_eq!(got, expected);
+
+    // Refused, unchanged: another size, another seed, a flipped payload bit, truncated
+    // bytes, another kind.
+    let before = a.clone();
+    let other_size = SplitBlockBloomFilter::new(40_000, 0.01).unwrap().to_bytes();
+    assert!(matches!(
+        a.union_bytes(&other_size),
+        Err(Error::IncompatibleFilters { .. })
+    ));
+    let other_seed = SplitBlockBloomFilter::builder()
+        .expected_items(20_000)
+        .false_pos(0.01)
+        .hasher(DefaultHasher::with_seed(9))
+        .build()
+        .unwrap()
+        .to_bytes();
+    assert!(matches!(
+        a.union_bytes(&other_seed),
+        Err(Error::HasherMismatch)
+    ));
+    let mut flipped = b.to_bytes();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    assert!(matches!(
+        a.union_bytes(&flipped),
+        Err(Error::Corrupt { .. })
+    ));
+    assert!(a.union_bytes(&b.to_bytes()[..100]).is_err());
+    assert!(a.union_bytes(&x.to_bytes()).is_err());
+    assert_eq!(a, before);
+}

@@ -16,6 +16,8 @@
 //! * `bloom_contains` with the filter as a `$1` parameter, and the filter bound to a
 //!   function (`BloomContainsFilter`), counted by `SELECT count(*) ... WHERE` (the count is
 //!   checked against the core filter's).
+//!
+//! `THROUGHPUT_ONLY=agg` stops after `bloom_agg` (for profiling it).
 
 use bloomforge_core::SplitBlockBloomFilter;
 use datafusion::arrow::array::{AsArray, RecordBatch, StringArray};
@@ -108,6 +110,9 @@ async fn main() -> Result<()> {
         );
     }
 
+    if std::env::var("THROUGHPUT_ONLY").as_deref() == Ok("agg") {
+        return Ok(());
+    }
     let mut out = vec![false; rows];
     let mut t_core = Vec::new();
     for _ in 0..repeats {

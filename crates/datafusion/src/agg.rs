@@ -2,8 +2,9 @@
 
 use crate::error::BloomUdfError;
 use crate::keys::{hash_rows, is_key_type, Nulls, KEY_TYPES};
-use bloomforge_core::format::{FilterKind, Header};
-use bloomforge_core::{DefaultHasher, SplitBlockBloomFilter};
+use bloomforge_core::format::{FilterKind, HashAlgorithm, Header};
+use bloomforge_core::hash::hasher_fingerprint;
+use bloomforge_core::{DefaultHasher, FilterShape, SplitBlockBloomFilter};
 use bloomforge_counting::CountingBloomFilter;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, RecordBatch, RecordBatchOptions,
@@ -541,27 +542,42 @@ impl Accumulator for BloomAccumulator {
 
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         let states = state_array(states)?;
-        // Check every state before touching the filter, so an error leaves it unchanged.
-        let mut partials = Vec::with_capacity(states.len());
+        // Every state's kind and shape first, from its header (no pass over the bytes),
+        // so a mismatched state leaves the filter unchanged; then each is ORed in place
+        // from its bytes (`union_bytes`: checksum checked, no decoded copy of a partial
+        // filter, 125 MiB at 100M keys). A corrupted payload is found there, and leaves
+        // the states before it merged: the query fails either way.
         for bytes in states.iter().flatten() {
             check_kind(BloomKind::SplitBlock, bytes)?;
-            let partial = SplitBlockBloomFilter::from_bytes(bytes).map_err(|source| {
-                BloomUdfError::InvalidFilter {
-                    function: BLOOM_AGG,
-                    source,
-                }
+            let header = Header::parse(bytes).map_err(|source| BloomUdfError::InvalidFilter {
+                function: BLOOM_AGG,
+                source,
             })?;
-            let (left, right) = (self.filter.shape(), partial.shape());
-            if left != right {
-                let source = bloomforge_core::Error::IncompatibleFilters { left, right };
-                return Err(BloomUdfError::MismatchedMerge { source }.into());
+            if header.algorithm == HashAlgorithm::Foldhash {
+                let left = self.filter.shape();
+                let right = FilterShape {
+                    num_bits: header.num_bits,
+                    num_hashes: header.num_hashes,
+                    hasher_fingerprint: hasher_fingerprint(&DefaultHasher::with_seed(header.seed)),
+                };
+                if left != right {
+                    let source = bloomforge_core::Error::IncompatibleFilters { left, right };
+                    return Err(BloomUdfError::MismatchedMerge { source }.into());
+                }
             }
-            partials.push(partial);
         }
-        for partial in &partials {
+        for bytes in states.iter().flatten() {
             self.filter
-                .union(partial)
-                .map_err(|source| BloomUdfError::MismatchedMerge { source })?;
+                .union_bytes(bytes)
+                .map_err(|source| match source {
+                    bloomforge_core::Error::IncompatibleFilters { .. } => {
+                        BloomUdfError::MismatchedMerge { source }
+                    }
+                    source => BloomUdfError::InvalidFilter {
+                        function: BLOOM_AGG,
+                        source,
+                    },
+                })?;
         }
         Ok(())
     }
