@@ -50,6 +50,11 @@ pub const BLOOM_CONTAINS: &str = "bloom_contains";
 /// `contains_hash_batch`. Where a plan is shipped to another process (Ballista), the
 /// receiving side finds the same list literal, which it checks once per batch.
 ///
+/// A large constant filter is better bound to a session variable
+/// ([`BloomFilterVariables`]: `bloom_contains(@name, expr)`): DataFusion prints a
+/// literal's bytes in full whenever it derives its field name, several times while
+/// planning, which costs more than probing once a filter reaches megabytes.
+///
 /// A filter column (a different filter per row) is decoded once per run of equal values.
 #[derive(Debug, Clone)]
 pub struct BloomContains {
@@ -204,6 +209,138 @@ impl Prepared {
             Decoded::Parquet(f) => Probe::Parquet(f),
         })
     }
+}
+
+/// The filters of every live [`BloomFilterVariables`], for the batches that receive one:
+/// weak references, so a filter dropped with its variables leaves nothing behind. A
+/// batch's filter bytes are matched by address and length, which is exact: a live
+/// `Prepared` keeps its buffer allocated, so no other bytes can have its address.
+static VARIABLE_FILTERS: std::sync::Mutex<Vec<std::sync::Weak<Prepared>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The checked filter whose buffer `bytes` are, if a filter variable holds it.
+fn variable_filter(bytes: &[u8]) -> Option<Arc<Prepared>> {
+    let live = VARIABLE_FILTERS.lock().unwrap_or_else(|e| e.into_inner());
+    live.iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .find(|p| p.holds(bytes))
+}
+
+/// Filters bound to session variables, for `bloom_contains(@name, expr)`: a constant
+/// filter that the plan names instead of carrying.
+///
+/// A filter passed as a literal or a `$1` parameter sits in the logical plan, and
+/// DataFusion prints a literal in full whenever it derives that expression's field name,
+/// which its analyzer and optimizer do several times a query: at 125 MiB (a filter of 100M
+/// keys) that printing costs seconds, far more than probing. A variable prints as its
+/// name; its value enters the plan only when the physical plan is built, as the checked
+/// filter's list literal, and every batch probes it in place without checking it again.
+///
+/// [`register_filter_variables`] installs a set of them as the session's user-defined
+/// variables (`@name`; it replaces any other user-defined variable provider). Each
+/// filter is checked once, by [`insert`](Self::insert).
+///
+/// ```
+/// use bloomforge_core::SplitBlockBloomFilter;
+/// use datafusion::arrow::array::{Array, AsArray};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut filter = SplitBlockBloomFilter::new(1000, 0.01)?;
+/// filter.insert("a.org");
+///
+/// let ctx = datafusion::prelude::SessionContext::new();
+/// bloomforge_datafusion::register(&ctx);
+/// let vars = bloomforge_datafusion::register_filter_variables(&ctx);
+/// vars.insert("@in_a", &filter.to_bytes())?;
+/// let out = ctx
+///     .sql("SELECT bloom_contains(@in_a, u) FROM (VALUES ('a.org'), ('b.org')) t(u)")
+///     .await?
+///     .collect()
+///     .await?;
+/// let answers = out[0].column(0).as_boolean();
+/// assert!(answers.value(0));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Default)]
+pub struct BloomFilterVariables {
+    filters: std::sync::RwLock<std::collections::HashMap<String, Arc<Prepared>>>,
+}
+
+impl BloomFilterVariables {
+    /// No variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds `name` (`@in_a`; the `@` may be left out) to the filter `bytes` (a split-block
+    /// or counting filter's `to_bytes`, `bloom_agg`'s result, or `bloom_parquet_filter`'s),
+    /// checking them once; a previous filter of that name is replaced.
+    ///
+    /// # Errors
+    /// [`BloomUdfError::InvalidFilter`] for bytes that are not such a filter.
+    pub fn insert(&self, name: &str, bytes: &[u8]) -> Result<(), BloomUdfError> {
+        let prepared = Arc::new(Prepared::new(bytes)?);
+        {
+            let mut live = VARIABLE_FILTERS.lock().unwrap_or_else(|e| e.into_inner());
+            live.retain(|w| w.strong_count() > 0);
+            live.push(Arc::downgrade(&prepared));
+        }
+        let mut filters = self.filters.write().unwrap_or_else(|e| e.into_inner());
+        filters.insert(variable_name(name), prepared);
+        Ok(())
+    }
+
+    /// Unbinds `name`; whether it was bound.
+    pub fn remove(&self, name: &str) -> bool {
+        let mut filters = self.filters.write().unwrap_or_else(|e| e.into_inner());
+        filters.remove(&variable_name(name)).is_some()
+    }
+
+    fn get(&self, var_names: &[String]) -> Option<Arc<Prepared>> {
+        let filters = self.filters.read().unwrap_or_else(|e| e.into_inner());
+        filters.get(&var_names.join(".")).cloned()
+    }
+}
+
+/// `name` as DataFusion passes it to a variable provider: with its leading `@`.
+fn variable_name(name: &str) -> String {
+    if name.starts_with('@') {
+        name.to_string()
+    } else {
+        format!("@{name}")
+    }
+}
+
+impl datafusion::variable::VarProvider for BloomFilterVariables {
+    fn get_value(&self, var_names: Vec<String>) -> Result<ScalarValue> {
+        match self.get(&var_names) {
+            Some(prepared) => Ok(prepared.literal()),
+            None => plan_err!("no Bloom filter variable {}", var_names.join(".")),
+        }
+    }
+
+    fn get_type(&self, var_names: &[String]) -> Option<DataType> {
+        self.get(var_names).map(|_| planned_type())
+    }
+}
+
+/// The type of a planned constant filter: a one-element `List<Binary>`.
+fn planned_type() -> DataType {
+    DataType::List(Arc::new(Field::new_list_field(DataType::Binary, false)))
+}
+
+/// Installs an empty [`BloomFilterVariables`] as `ctx`'s user-defined variables and
+/// returns it, to [`insert`](BloomFilterVariables::insert) filters into.
+pub fn register_filter_variables(
+    ctx: &datafusion::prelude::SessionContext,
+) -> Arc<BloomFilterVariables> {
+    let vars = Arc::new(BloomFilterVariables::new());
+    ctx.register_variable(
+        datafusion::variable::VarType::UserDefined,
+        Arc::clone(&vars) as Arc<dyn datafusion::variable::VarProvider + Send + Sync>,
+    );
+    vars
 }
 
 /// A decoded filter: borrowed in place when aligned, else an owned copy.
@@ -478,9 +615,16 @@ impl ScalarUDFImpl for BloomContains {
                 let Some(bytes) = scalar_bytes(&filter)? else {
                     return Ok(ColumnarValue::Scalar(ScalarValue::Boolean(None)));
                 };
+                let variable;
                 let probe = match &self.prepared {
                     Some(prepared) if prepared.holds(bytes) => prepared.probe()?,
-                    _ => Probe::open(bytes)?,
+                    _ => match variable_filter(bytes) {
+                        Some(prepared) => {
+                            variable = prepared;
+                            variable.probe()?
+                        }
+                        None => Probe::open(bytes)?,
+                    },
                 };
                 match keys {
                     ColumnarValue::Array(keys) => {

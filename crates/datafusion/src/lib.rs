@@ -15,7 +15,8 @@
 //!   in the filter (either kind); vectorised, a constant filter checked once while
 //!   planning and probed in place for every batch.
 //! * [`BloomContainsFilter`]: a split-block filter bound to a named one-argument function
-//!   (the plan then carries no literal of the filter).
+//!   (the plan then carries no literal of the filter); [`BloomFilterVariables`]: filters
+//!   bound to session variables, `bloom_contains(@name, expr)`, likewise.
 //! * [`bloom_parquet_contains(file, column, expr)`](parquet::BloomParquetContains): probes
 //!   the Bloom filters a Parquet writer stored for a column; the [`parquet`] module also
 //!   reads those filters as core filters and writes Parquet files whose filters bloomforge
@@ -82,7 +83,10 @@ pub use agg::{
     bloom_agg_udaf, BloomAccumulator, BloomAgg, BloomAggWindowCheck, BloomKind,
     CountingBloomAccumulator, BLOOM_AGG,
 };
-pub use contains::{bloom_contains_udf, BloomContains, BloomContainsFilter, BLOOM_CONTAINS};
+pub use contains::{
+    bloom_contains_udf, register_filter_variables, BloomContains, BloomContainsFilter,
+    BloomFilterVariables, BLOOM_CONTAINS,
+};
 pub use error::{BloomUdfError, Result};
 
 /// The functions on a Ballista cluster: the scheduler's and the executors' hooks.

@@ -1325,3 +1325,103 @@ async fn counting_filter_bytes_agree_with_the_counting_crate() {
         ctx.deregister_table("f").unwrap();
     }
 }
+
+/// A filter bound to a session variable (`@name`) answers as the same bytes passed as a
+/// parameter, for both kinds; the plan names the variable, never the bytes; bad bytes are
+/// refused when bound, an unknown variable when planned.
+#[tokio::test]
+async fn filter_variables_answer_as_the_bytes() {
+    let ctx = context();
+    let keys: Vec<String> = (0..5000).map(|i| format!("key-{i}")).collect();
+    let probes: StringArray = (0..10_000)
+        .map(|i| (i % 97 != 5).then(|| format!("key-{}", i * 3)))
+        .collect();
+    table(&ctx, "t", Arc::new(probes));
+    // Large enough that printing the bytes would show (240 KiB and 1 MiB).
+    let mut split = SplitBlockBloomFilter::new(200_000, FP).unwrap();
+    let mut counting = CountingBloomFilter::new(200_000, FP).unwrap();
+    for k in &keys {
+        split.insert(k.as_str());
+        counting.insert(k.as_str());
+    }
+    let vars = bloomforge_datafusion::register_filter_variables(&ctx);
+    vars.insert("@split", &split.to_bytes()).unwrap();
+    vars.insert("counting", &counting.to_bytes()).unwrap(); // the `@` may be left out
+    for (var, bytes) in [
+        ("@split", split.to_bytes()),
+        ("@counting", counting.to_bytes()),
+    ] {
+        let by_var = booleans(&ctx, &format!("SELECT bloom_contains({var}, k) FROM t")).await;
+        let by_param = ctx
+            .sql("SELECT bloom_contains($1, k) FROM t")
+            .await
+            .unwrap()
+            .with_param_values(vec![ScalarValue::Binary(Some(bytes))])
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let by_param: Vec<Option<bool>> = by_param
+            .iter()
+            .flat_map(|b| b.column(0).as_boolean().iter().collect::<Vec<_>>())
+            .collect();
+        assert_eq!(by_var, by_param, "{var}");
+        assert_eq!(by_var.len(), 10_000);
+        // Members (multiples of 3 below 5000) are found; NULL keys give NULL.
+        for (i, got) in by_var.iter().enumerate() {
+            if i % 97 == 5 {
+                assert_eq!(*got, None, "{var} row {i}");
+            } else if i * 3 < 5000 {
+                assert_eq!(*got, Some(true), "{var} row {i}");
+            }
+        }
+        // The logical plan names the variable, not the bytes (the physical plan holds
+        // the checked filter's list literal).
+        let plan = ctx
+            .sql(&format!(
+                "EXPLAIN SELECT count(*) FROM t WHERE bloom_contains({var}, k)"
+            ))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let logical: Vec<String> = plan
+            .iter()
+            .flat_map(|b| {
+                let kind = b.column(0).as_string::<i32>();
+                let text = b.column(1).as_string::<i32>();
+                (0..b.num_rows())
+                    .filter(|&i| kind.value(i) == "logical_plan")
+                    .map(|i| text.value(i).to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(logical.len(), 1);
+        assert!(logical[0].contains(var), "{}", logical[0]);
+        assert!(
+            logical[0].len() < 2000,
+            "{} bytes of plan",
+            logical[0].len()
+        );
+    }
+    // Replaced, removed, refused.
+    vars.insert("@split", &core_filter().to_bytes()).unwrap();
+    let got = booleans(&ctx, "SELECT bloom_contains(@split, 'key-0')").await;
+    assert_eq!(got, [Some(false)]);
+    assert!(vars.remove("@split"));
+    assert!(!vars.remove("@split"));
+    let e = match ctx.sql("SELECT bloom_contains(@split, k) FROM t").await {
+        Err(e) => e,
+        Ok(df) => df.collect().await.unwrap_err(),
+    };
+    assert!(e.to_string().contains("@split"), "{e}");
+    let mut bad = split.to_bytes();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    assert!(matches!(
+        vars.insert("@bad", &bad),
+        Err(BloomUdfError::InvalidFilter { .. })
+    ));
+    assert!(vars.insert("@junk", &[0u8; 10]).is_err());
+}
