@@ -486,12 +486,12 @@ async fn booleans(ctx: &SessionContext, sql: &str) -> Vec<Option<bool>> {
         .collect()
 }
 
-#[tokio::test]
-async fn bloom_parquet_contains_from_sql() {
+/// A temp dir with the parquet-rs-written and the bloomforge-written file, and a session
+/// with the functions and every row of the files as table `t`.
+fn sql_setup() -> (tempfile::TempDir, PathBuf, PathBuf, SessionContext) {
     let dir = tempfile::tempdir().unwrap();
     let path = parquet_written(dir.path());
     let bf = bloomforge_written(dir.path(), &batches());
-    let p = path.display();
     let ctx = SessionContext::new();
     register(&ctx);
     ctx.register_batch(
@@ -499,6 +499,13 @@ async fn bloom_parquet_contains_from_sql() {
         datafusion::arrow::compute::concat_batches(&batch(0).schema(), &batches()).unwrap(),
     )
     .unwrap();
+    (dir, path, bf, ctx)
+}
+
+#[tokio::test]
+async fn bloom_parquet_contains_from_sql() {
+    let (_dir, path, bf, ctx) = sql_setup();
+    let p = path.display();
     // Every row of the file finds itself; NULL urls give NULL.
     let got = booleans(
         &ctx,
@@ -634,17 +641,8 @@ async fn bloom_parquet_contains_errors() {
 /// and read back in Rust.
 #[tokio::test]
 async fn bloom_parquet_filter_feeds_bloom_contains() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = parquet_written(dir.path());
-    let bf = bloomforge_written(dir.path(), &batches());
+    let (_dir, path, bf, ctx) = sql_setup();
     let p = path.display();
-    let ctx = SessionContext::new();
-    register(&ctx);
-    ctx.register_batch(
-        "t",
-        datafusion::arrow::compute::concat_batches(&batch(0).schema(), &batches()).unwrap(),
-    )
-    .unwrap();
 
     // The bytes: core's format, Parquet's hash and the column type in the header, the
     // row groups' union as the payload.
