@@ -483,6 +483,21 @@ fn check_kind(accumulator: BloomKind, bytes: &[u8]) -> Result<(), BloomUdfError>
     Ok(())
 }
 
+/// `update_batch` of both kinds: hashes the non-null keys of `values` chunk by chunk into
+/// the reused buffer `hashes` and hands each chunk to `insert`.
+fn insert_keys(
+    values: &[ArrayRef],
+    hasher: &DefaultHasher,
+    hashes: &mut Vec<u64>,
+    mut insert: impl FnMut(&[u64]),
+) -> Result<()> {
+    let keys = key_array(values)?;
+    for_each_hash_chunk(hasher, keys.as_ref(), hashes, |chunk| {
+        insert(chunk);
+        Ok(())
+    })
+}
+
 /// The [`Accumulator`] of `bloom_agg` for the split-block kind: one filter per group and
 /// partition.
 ///
@@ -517,12 +532,9 @@ impl BloomAccumulator {
 
 impl Accumulator for BloomAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let keys = key_array(values)?;
-        let filter = &mut self.filter;
-        let hasher = *filter.hasher();
-        for_each_hash_chunk(&hasher, keys.as_ref(), &mut self.hashes, |hashes| {
-            filter.insert_hash_batch(hashes);
-            Ok(())
+        let hasher = *self.filter.hasher();
+        insert_keys(values, &hasher, &mut self.hashes, |h| {
+            self.filter.insert_hash_batch(h)
         })
     }
 
@@ -639,12 +651,9 @@ impl CountingBloomAccumulator {
 
 impl Accumulator for CountingBloomAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let keys = key_array(values)?;
-        let filter = &mut self.filter;
-        let hasher = *filter.hasher();
-        for_each_hash_chunk(&hasher, keys.as_ref(), &mut self.hashes, |hashes| {
-            filter.insert_hash_batch(hashes);
-            Ok(())
+        let hasher = *self.filter.hasher();
+        insert_keys(values, &hasher, &mut self.hashes, |h| {
+            self.filter.insert_hash_batch(h)
         })
     }
 

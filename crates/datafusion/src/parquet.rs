@@ -333,27 +333,9 @@ enum KeyHash {
 
 /// Whether keys of Arrow type `t` can be asked of (or written to) a column of `physical`.
 fn key_type_fits(t: &DataType, physical: PhysicalType) -> bool {
-    let int = matches!(
-        t,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-    );
-    let bytes = matches!(
-        t,
-        DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::Utf8View
-            | DataType::Binary
-            | DataType::LargeBinary
-            | DataType::BinaryView
-            | DataType::FixedSizeBinary(_)
-    );
+    let int = t.is_integer();
+    // The byte-string key types of `bloom_contains`, and fixed-size binaries.
+    let bytes = matches!(t, DataType::FixedSizeBinary(_)) || (crate::keys::is_key_type(t) && !int);
     match physical {
         PhysicalType::Int32 | PhysicalType::Int64 => int,
         PhysicalType::ByteArray | PhysicalType::FixedLenByteArray(_) => bytes,
