@@ -159,8 +159,76 @@ impl<T: Counter> Lattice for SumLattice<T> {
 pub struct CompactApproximator<L: Lattice, S = DefaultHasher> {
     hasher: S,
     k: usize,
-    subtable: usize,
+    layout: CellLayout,
+    /// Cells per subtable ([`CellLayout::Subtables`]) or lines ([`CellLayout::Blocked`]).
+    span: usize,
+    /// Index of the first cell of line 0 (blocked: the cells before it pad the table to a
+    /// 64-byte boundary); 0 for subtables.
+    offset: usize,
     cells: Vec<L::Value>,
+}
+
+/// Where a key's `k` cells lie in a [`CompactApproximator`].
+///
+/// * [`Subtables`](Self::Subtables) (the default, Boldi & Vigna's layout): `k` subtables
+///   of `m / k` cells, one cell in each, so a key's cells are distinct and independent
+///   and a key's answer is inexact with the standard Bloom filter's probability
+///   `(1 - (1 - k/m)^(n-1))^k`. Each cell is its own cache line: `k` cache misses a key
+///   once the table outgrows the cache.
+/// * [`Blocked`](Self::Blocked): all of a key's cells in one 64-byte line of `C = 64 /
+///   size_of::<L::Value>()` cells (64 for `u8`, 32 for `u16`, 16 for `u32`, 8 for `u64`;
+///   the power of two at most that for other sizes), chosen by the hash, and `k` positions
+///   in it drawn with replacement (a position drawn twice is one cell: a count-min sketch
+///   adds once per distinct cell). One cache miss a key, for some more cells at the same
+///   exactness: a key's answer is inexact exactly when every one of its cells was touched
+///   by another key, the blocked Bloom filter's false-positive event, whose probability
+///   is core's [`blocked_fp`](bloomforge_core::math::blocked_fp)`(m / n, C, k,
+///   ProbeModel::Replace)` (Poisson line loads; [`blocked_fp_exact_load`]
+///   (bloomforge_core::math::blocked_fp_exact_load) for a given table), and
+///   [`new`](CompactApproximator::new) sizes for it.
+///
+/// ```
+/// use bloomforge_retrieval::{CellLayout, CountMin};
+/// let mut a = CountMin::<u8>::builder()
+///     .expected_items(10_000)
+///     .false_pos(0.01)
+///     .layout(CellLayout::Blocked)
+///     .build()?;
+/// a.insert("x", 3);
+/// a.insert("x", 4);
+/// assert!(a.get("x") >= 7);
+/// assert_eq!(a.layout(), CellLayout::Blocked);
+/// // One 64-cell line a key: more cells than subtables need for the same 1 %.
+/// let b = CountMin::<u8>::new(10_000, 0.01)?;
+/// assert!(a.cells() > b.cells() && a.cells() % 64 == 0);
+/// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CellLayout {
+    /// `k` subtables, one cell a key in each.
+    #[default]
+    Subtables,
+    /// One 64-byte line a key, `k` cells in it.
+    Blocked,
+}
+
+/// Bytes of a blocked line.
+const LINE_BYTES: usize = 64;
+
+/// `log2` of the cells of a blocked line for cells of `T`: the largest power of two at
+/// most `64 / size_of::<T>()` (at least 1 cell).
+const fn line_shift<T>() -> u32 {
+    let per_line = LINE_BYTES
+        / if size_of::<T>() == 0 {
+            1
+        } else {
+            size_of::<T>()
+        };
+    if per_line == 0 {
+        0
+    } else {
+        per_line.ilog2()
+    }
 }
 
 /// Keys hashed at a time by the batch operations.
@@ -196,6 +264,7 @@ impl<L: Lattice> CompactApproximator<L> {
         CompactApproximatorBuilder {
             expected_items: 0,
             false_pos: DEFAULT_FALSE_POS,
+            layout: CellLayout::Subtables,
             hasher: DefaultHasher::with_seed(0),
             _l: PhantomData,
         }
@@ -226,6 +295,20 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// # Errors
     /// As [`with_cells`](CompactApproximator::with_cells).
     pub fn with_cells_and_hasher(m: usize, k: usize, hasher: S) -> Result<Self, RetrievalError> {
+        Self::with_layout(CellLayout::Subtables, m, k, hasher)
+    }
+
+    /// `m` cells in `layout` (rounded up to a multiple of `k` for subtables, to whole
+    /// 64-byte lines for [`CellLayout::Blocked`]), `k` probes, the caller's hasher.
+    ///
+    /// # Errors
+    /// As [`with_cells`](CompactApproximator::with_cells).
+    pub fn with_layout(
+        layout: CellLayout,
+        m: usize,
+        k: usize,
+        hasher: S,
+    ) -> Result<Self, RetrievalError> {
         if m == 0 {
             return Err(bloomforge_core::Error::ZeroBits.into());
         }
@@ -236,12 +319,36 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 expected: "1 to 16 probes",
             });
         }
-        let subtable = m.div_ceil(k);
+        let (span, per_span) = match layout {
+            CellLayout::Subtables => (m.div_ceil(k), k),
+            CellLayout::Blocked => {
+                let per_line = 1usize << line_shift::<L::Value>();
+                (m.div_ceil(per_line), per_line)
+            }
+        };
+        let used = span
+            .checked_mul(per_span)
+            .ok_or(bloomforge_core::Error::TooLarge {
+                requested: m as u64,
+                max: usize::MAX as u64,
+            })?;
+        // Blocked: room to start line 0 on a 64-byte boundary.
+        let pad = match layout {
+            CellLayout::Subtables => 0,
+            CellLayout::Blocked => per_span,
+        };
+        let cells = crate::peel::alloc(used.saturating_add(pad), L::bottom())?;
+        let offset = match layout {
+            CellLayout::Subtables => 0,
+            CellLayout::Blocked => line_start::<L::Value>(cells.as_ptr()),
+        };
         Ok(CompactApproximator {
             hasher,
             k,
-            subtable,
-            cells: crate::peel::alloc(subtable.saturating_mul(k), L::bottom())?,
+            layout,
+            span,
+            offset,
+            cells,
         })
     }
 
@@ -250,9 +357,17 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         &self.hasher
     }
 
-    /// Number of cells.
+    /// Number of cells (the padding that aligns blocked lines not counted).
     pub fn cells(&self) -> usize {
-        self.cells.len()
+        match self.layout {
+            CellLayout::Subtables => self.span * self.k,
+            CellLayout::Blocked => self.span << line_shift::<L::Value>(),
+        }
+    }
+
+    /// Where a key's cells lie.
+    pub fn layout(&self) -> CellLayout {
+        self.layout
     }
 
     /// Probes per key.
@@ -266,11 +381,41 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     #[inline(always)]
     fn positions(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
         let step = mix64(hash) | 1;
-        let sub = self.subtable;
+        let sub = self.span;
         (0..self.k).map(move |i| {
             let h = hash.wrapping_add((i as u64).wrapping_mul(step));
             i * sub + fast_range64(h, sub as u64) as usize
         })
+    }
+
+    /// A blocked key's line (its first cell's index) and its cells in the line as a bit
+    /// mask: `k` positions of `log2(C)` bits each drawn from a mix of the hash (the line
+    /// comes from the hash's high bits through `fast_range64`), with replacement, so a
+    /// position drawn twice is one cell.
+    #[inline(always)]
+    fn line_and_mask(&self, hash: u64) -> (usize, u64) {
+        let shift = line_shift::<L::Value>();
+        let base = self.offset + ((fast_range64(hash, self.span as u64) as usize) << shift);
+        if shift == 0 {
+            return (base, 1);
+        }
+        let low = (1u64 << shift) - 1;
+        let per_word = (64 / shift) as usize;
+        let (mut word, mut todo, mut mask) = (mix64(hash), self.k, 0u64);
+        loop {
+            // Up to 10 probes of 6 bits (u8 cells) from one word, no check per probe.
+            let now = todo.min(per_word);
+            let mut r = word;
+            for _ in 0..now {
+                mask |= 1u64 << (r & low);
+                r >>= shift;
+            }
+            todo -= now;
+            if todo == 0 {
+                return (base, mask);
+            }
+            word = mix64(word);
+        }
     }
 
     /// Joins `value` into the cells of `key`.
@@ -282,12 +427,23 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// [`insert`](Self::insert) for a hash from [`hasher`](Self::hasher).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64, value: L::Value) {
-        let step = mix64(hash) | 1;
-        let sub = self.subtable;
-        for i in 0..self.k {
-            let h = hash.wrapping_add((i as u64).wrapping_mul(step));
-            let p = i * sub + fast_range64(h, sub as u64) as usize;
-            self.cells[p] = L::join(self.cells[p], value);
+        match self.layout {
+            CellLayout::Subtables => {
+                let step = mix64(hash) | 1;
+                let sub = self.span;
+                for i in 0..self.k {
+                    let h = hash.wrapping_add((i as u64).wrapping_mul(step));
+                    let p = i * sub + fast_range64(h, sub as u64) as usize;
+                    self.cells[p] = L::join(self.cells[p], value);
+                }
+            }
+            CellLayout::Blocked => {
+                let (base, mask) = self.line_and_mask(hash);
+                let line = &mut self.cells[base..base + (1 << line_shift::<L::Value>())];
+                // Each distinct cell once (a count-min adds once a cell): the mask has
+                // merged the positions drawn twice.
+                for_each_bit(mask, |p| line[p] = L::join(line[p], value));
+            }
         }
     }
 
@@ -300,9 +456,21 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
     #[inline]
     pub fn get_hash(&self, hash: u64) -> L::Value {
-        let mut p = self.positions(hash);
-        let first = self.cells[p.next().expect("k >= 1")];
-        p.fold(first, |v, c| L::meet(v, self.cells[c]))
+        match self.layout {
+            CellLayout::Subtables => {
+                let mut p = self.positions(hash);
+                let first = self.cells[p.next().expect("k >= 1")];
+                p.fold(first, |v, c| L::meet(v, self.cells[c]))
+            }
+            CellLayout::Blocked => {
+                let (base, mask) = self.line_and_mask(hash);
+                let line = &self.cells[base..base + (1 << line_shift::<L::Value>())];
+                // k >= 1: the mask has a bit.
+                let mut v = line[mask.trailing_zeros() as usize];
+                for_each_bit(mask & (mask - 1), |p| v = L::meet(v, line[p]));
+                v
+            }
+        }
     }
 
     /// Inserts every `(key, value)` pair, hashing a block of keys first and prefetching
@@ -367,14 +535,45 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
 
     #[inline(always)]
     fn prefetch(&self, hash: u64) {
-        for p in self.positions(hash) {
-            bloomforge_core::batch::prefetch(self.cells.as_ptr().wrapping_add(p));
+        let cells = self.cells.as_ptr();
+        match self.layout {
+            CellLayout::Subtables => {
+                for p in self.positions(hash) {
+                    bloomforge_core::batch::prefetch(cells.wrapping_add(p));
+                }
+            }
+            CellLayout::Blocked => {
+                let line = fast_range64(hash, self.span as u64) as usize;
+                let first = self.offset + (line << line_shift::<L::Value>());
+                bloomforge_core::batch::prefetch(cells.wrapping_add(first));
+            }
         }
     }
 
     /// Empties every cell.
     pub fn clear(&mut self) {
         self.cells.fill(L::bottom());
+    }
+}
+
+/// Calls `f` with the index of each set bit of `mask`, lowest first.
+#[inline(always)]
+fn for_each_bit(mut mask: u64, mut f: impl FnMut(usize)) {
+    while mask != 0 {
+        f(mask.trailing_zeros() as usize);
+        mask &= mask - 1;
+    }
+}
+
+/// Cells to skip from `ptr` so that a blocked line starts on a 64-byte boundary (0 when
+/// the cell size does not divide 64: such lines cannot all be aligned anyway).
+fn line_start<T>(ptr: *const T) -> usize {
+    let size = size_of::<T>();
+    let misaligned = ptr as usize % LINE_BYTES;
+    if size == 0 || !LINE_BYTES.is_multiple_of(size) || !misaligned.is_multiple_of(size) {
+        0
+    } else {
+        (LINE_BYTES - misaligned) % LINE_BYTES / size
     }
 }
 
@@ -386,6 +585,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
 pub struct CompactApproximatorBuilder<L: Lattice, S = DefaultHasher> {
     expected_items: u64,
     false_pos: f64,
+    layout: CellLayout,
     hasher: S,
     _l: PhantomData<L>,
 }
@@ -413,18 +613,29 @@ impl<L: Lattice, S: BuildHasher> CompactApproximatorBuilder<L, S> {
         self
     }
 
+    /// Where a key's cells lie (default [`CellLayout::Subtables`]); sizing follows the
+    /// layout's own exactness formula.
+    pub fn layout(mut self, layout: CellLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
     /// Uses `hasher` instead of the default (e.g.
     /// [`KeyedHasher`](bloomforge_core::KeyedHasher) for untrusted keys).
     pub fn hasher<S2: BuildHasher>(self, hasher: S2) -> CompactApproximatorBuilder<L, S2> {
         CompactApproximatorBuilder {
             expected_items: self.expected_items,
             false_pos: self.false_pos,
+            layout: self.layout,
             hasher,
             _l: PhantomData,
         }
     }
 
-    /// The approximator, `m` and `k` from [`bloomforge_core::math::std_size`].
+    /// The approximator, `m` and `k` from [`bloomforge_core::math::std_size`] (subtables)
+    /// or the blocked formula (the smallest cells per key at which some `k <= 16` reaches
+    /// `false_pos`, through core's [`solve_bits_per_key`]
+    /// (bloomforge_core::math::solve_bits_per_key)).
     ///
     /// # Errors
     /// As [`CompactApproximator::new`].
@@ -436,13 +647,26 @@ impl<L: Lattice, S: BuildHasher> CompactApproximatorBuilder<L, S> {
         if !(p > 0.0 && p < 1.0) {
             return Err(bloomforge_core::Error::InvalidFalsePositiveRate(p).into());
         }
-        let (m, k) = bloomforge_core::math::std_size(self.expected_items, p);
+        let (m, k) = match self.layout {
+            CellLayout::Subtables => bloomforge_core::math::std_size(self.expected_items, p),
+            CellLayout::Blocked => {
+                blocked_size(self.expected_items, p, 1 << line_shift::<L::Value>())
+            }
+        };
         let m = usize::try_from(m).map_err(|_| bloomforge_core::Error::TooLarge {
             requested: m,
             max: usize::MAX as u64,
         })?;
-        CompactApproximator::with_cells_and_hasher(m, (k as usize).clamp(1, 16), self.hasher)
+        CompactApproximator::with_layout(self.layout, m, (k as usize).clamp(1, 16), self.hasher)
     }
+}
+
+/// `(cells, k)` for `n` keys in blocked lines of `per_line` cells at inexact rate `p`.
+fn blocked_size(n: u64, p: f64, per_line: usize) -> (u64, u32) {
+    use bloomforge_core::math::{best_k, blocked_fp_cached, solve_bits_per_key, std_bits_per_key};
+    let best = |c: f64| best_k(|k| blocked_fp_cached(c, per_line, k), 16);
+    let c = solve_bits_per_key(p, std_bits_per_key(p), |c| best(c).1);
+    ((n as f64 * c).ceil() as u64, best(c).0)
 }
 
 /// Collects `(key, value)` pairs into an approximator sized with
@@ -467,5 +691,40 @@ impl<K: Hash, L: Lattice, S: BuildHasher> Extend<(K, L::Value)> for CompactAppro
         for (k, v) in iter {
             self.insert(&k, v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocked lines start on 64-byte boundaries for every built-in cell size, at sizes
+    /// that come from `malloc` as both small and large (mapped) allocations.
+    #[test]
+    fn blocked_lines_are_cache_lines() {
+        fn check<T: Counter>() {
+            for m in [1usize, 100, 5000, 1 << 20] {
+                let a = CompactApproximator::<MaxLattice<T>>::with_layout(
+                    CellLayout::Blocked,
+                    m,
+                    3,
+                    DefaultHasher::with_seed(0),
+                )
+                .unwrap();
+                let first = a.cells.as_ptr().wrapping_add(a.offset) as usize;
+                assert_eq!(first % LINE_BYTES, 0, "{} bytes, m {m}", size_of::<T>());
+                let per_line = LINE_BYTES / size_of::<T>();
+                assert_eq!(1 << line_shift::<T>(), per_line);
+                assert!(a.offset + a.cells() <= a.cells.len());
+            }
+        }
+        check::<u8>();
+        check::<u16>();
+        check::<u32>();
+        check::<u64>();
+        // Sizes that do not divide 64: the largest power of two that fits, unaligned.
+        assert_eq!(line_shift::<[u8; 3]>(), 4);
+        assert_eq!(line_shift::<[u8; 100]>(), 0);
+        assert_eq!(line_start::<[u8; 3]>(std::ptr::dangling::<[u8; 3]>()), 0);
     }
 }

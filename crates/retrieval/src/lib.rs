@@ -67,8 +67,8 @@ mod iblt;
 mod peel;
 
 pub use approx::{
-    CompactApproximator, CompactApproximatorBuilder, CountMin, Counter, Lattice, MaxLattice,
-    MinLattice, SumLattice,
+    CellLayout, CompactApproximator, CompactApproximatorBuilder, CountMin, Counter, Lattice,
+    MaxLattice, MinLattice, SumLattice,
 };
 pub use bloomier::{BloomierFilter, BloomierFilterBuilder, BloomierFilterView};
 pub use error::RetrievalError;

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use bloomforge_retrieval::{CompactApproximator, CountMin, MaxLattice, MinLattice};
+use bloomforge_core::hash::DefaultHasher;
+use bloomforge_retrieval::{CellLayout, CompactApproximator, CountMin, MaxLattice, MinLattice};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Two-sided binomial check with false-alarm probability at most 1e-6.
@@ -30,13 +31,25 @@ fn values(n: u64) -> Vec<(u64, u32)> {
         .collect()
 }
 
+const LAYOUTS: [CellLayout; 2] = [CellLayout::Subtables, CellLayout::Blocked];
+
 #[test]
 fn bounds_hold_against_a_model() {
+    for layout in LAYOUTS {
+        bounds_hold(layout);
+    }
+}
+
+fn bounds_hold(layout: CellLayout) {
     let ops = values(5000);
-    let mut max = CompactApproximator::<MaxLattice<u32>>::with_cells(8000, 4).unwrap();
-    let mut min = CompactApproximator::<MinLattice<u16>>::with_cells(8000, 4).unwrap();
-    let mut sum = CountMin::<u32>::with_cells(8000, 4).unwrap();
-    let mut small = CountMin::<u8>::with_cells(8000, 4).unwrap();
+    let h = || DefaultHasher::with_seed(0);
+    let mut max =
+        CompactApproximator::<MaxLattice<u32>>::with_layout(layout, 8000, 4, h()).unwrap();
+    let mut min =
+        CompactApproximator::<MinLattice<u16>>::with_layout(layout, 8000, 4, h()).unwrap();
+    let mut sum = CountMin::<u32>::with_layout(layout, 8000, 4, h()).unwrap();
+    let mut small = CountMin::<u8>::with_layout(layout, 8000, 4, h()).unwrap();
+    assert_eq!(max.layout(), layout);
     let (mut mmax, mut mmin, mut msum) = (HashMap::new(), HashMap::new(), HashMap::new());
     for &(k, v) in &ops {
         max.insert(&k, v);
@@ -50,33 +63,55 @@ fn bounds_hold_against_a_model() {
         let e = msum.entry(k).or_insert((0u32, 0u32));
         *e = (e.0 + v, e.1 + v % 200);
     }
+    let mut exact = 0;
     for (k, v) in &mmax {
         assert!(max.get(k) >= *v);
         assert!(min.get(k) <= mmin[k]);
         let (total, small_total) = msum[k];
         assert!(sum.get(k) >= total);
+        exact += usize::from(sum.get(k) == total);
         assert!(
             u32::from(small.get(k)) >= small_total.min(255),
             "u8 saturates at 255"
         );
     }
+    // 5000 keys in 8000 cells, 4 probes: most answers are still exact (a count-min that
+    // added a key twice to a cell drawn twice would not be).
+    assert!(exact > mmax.len() / 4, "{layout:?}: {exact} exact");
 }
 
 /// One designated key per table (independent trials over seeds): with unit counts (or the
 /// designated key's value the smallest for max, the largest for min) its answer is exact
 /// exactly when one of its cells holds no other key: probability
-/// `1 - (1 - (1 - 1/s)^(n-1))^k` for subtables of `s` cells.
+/// `1 - (1 - (1 - 1/s)^(n-1))^k` for subtables of `s` cells; for blocked lines of 64 `u8`
+/// cells, one minus the blocked Bloom filter's false-positive rate with the other `n - 1`
+/// keys' Binomial line loads and probes with replacement (core's
+/// `blocked_fp_exact_load`, an independent formula: a Markov chain over a line's touched
+/// cells).
 #[test]
 fn exact_with_the_theoretical_probability() {
+    use bloomforge_core::math::{blocked_fp_exact_load, ProbeModel};
     let (m, k, n) = (300usize, 3usize, 100u64);
     let s = (m / k) as f64;
     let p = 1.0 - (1.0 - (1.0 - 1.0 / s).powi(n as i32 - 1)).powi(k as i32);
+    exact_as_theory(CellLayout::Subtables, m, k, n, p);
+    // Blocked: 4 lines of 64 cells, about 25 other keys a line.
+    let m = 256;
+    let p = 1.0 - blocked_fp_exact_load(m as u64, n - 1, 64, k as u32, ProbeModel::Replace);
+    assert!((0.4..0.9).contains(&p), "{p}");
+    exact_as_theory(CellLayout::Blocked, m, k, n, p);
+}
+
+fn exact_as_theory(layout: CellLayout, m: usize, k: usize, n: u64, p: f64) {
     let trials = 20_000u64;
     let (mut exact_sum, mut exact_max, mut exact_min) = (0u64, 0u64, 0u64);
     for seed in 0..trials {
-        let mut sum = CountMin::<u16>::with_seed(m, k, seed).unwrap();
-        let mut max = CompactApproximator::<MaxLattice<u8>>::with_seed(m, k, seed).unwrap();
-        let mut min = CompactApproximator::<MinLattice<u8>>::with_seed(m, k, seed).unwrap();
+        let h = || DefaultHasher::with_seed(seed);
+        let mut sum = CountMin::<u8>::with_layout(layout, m, k, h()).unwrap();
+        let mut max =
+            CompactApproximator::<MaxLattice<u8>>::with_layout(layout, m, k, h()).unwrap();
+        let mut min =
+            CompactApproximator::<MinLattice<u8>>::with_layout(layout, m, k, h()).unwrap();
         for key in 0..n {
             sum.insert(&key, 1);
             max.insert(&key, if key == 0 { 1 } else { 2 });
@@ -86,9 +121,9 @@ fn exact_with_the_theoretical_probability() {
         exact_max += u64::from(max.get(&0u64) == 1);
         exact_min += u64::from(min.get(&0u64) == 2);
     }
-    assert_binomial(exact_sum, trials, p, "count-min exact");
-    assert_binomial(exact_max, trials, p, "max exact");
-    assert_binomial(exact_min, trials, p, "min exact");
+    assert_binomial(exact_sum, trials, p, &format!("{layout:?} count-min exact"));
+    assert_binomial(exact_max, trials, p, &format!("{layout:?} max exact"));
+    assert_binomial(exact_min, trials, p, &format!("{layout:?} min exact"));
 }
 
 #[test]
@@ -163,9 +198,16 @@ fn new_builder_and_collect() {
 /// error that leaves `out` untouched.
 #[test]
 fn batches_match_single_operations() {
+    for layout in LAYOUTS {
+        batches_match(layout);
+    }
+}
+
+fn batches_match(layout: CellLayout) {
     let ops = values(4000);
-    let mut single = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
-    let mut batch = CountMin::<u16>::with_seed(30_000, 5, 9).unwrap();
+    let h = || DefaultHasher::with_seed(9);
+    let mut single = CountMin::<u16>::with_layout(layout, 30_000, 5, h()).unwrap();
+    let mut batch = CountMin::<u16>::with_layout(layout, 30_000, 5, h()).unwrap();
     for (k, v) in &ops {
         single.insert(k, *v as u16);
     }
@@ -179,4 +221,51 @@ fn batches_match_single_operations() {
     let mut short = vec![7u16; 3];
     assert!(batch.get_batch(&keys, &mut short).is_err());
     assert_eq!(short, vec![7u16; 3]);
+}
+
+/// The blocked layout sized by `new`'s formula: whole 64-cell lines, more cells than
+/// subtables need for the same target (one line a key costs some), its own theory at the
+/// target, and about that many inexact answers when filled.
+#[test]
+fn blocked_sizing_meets_the_target() {
+    use bloomforge_core::math::{blocked_fp_exact_load, ProbeModel};
+    let n = 20_000u64;
+    let mut a = CountMin::<u8>::builder()
+        .expected_items(n)
+        .false_pos(0.01)
+        .layout(CellLayout::Blocked)
+        .build()
+        .unwrap();
+    let subtables = CountMin::<u8>::new(n, 0.01).unwrap();
+    assert_eq!(a.layout(), CellLayout::Blocked);
+    assert_eq!(a.cells() % 64, 0);
+    let more = a.cells() as f64 / subtables.cells() as f64;
+    assert!((1.0..1.5).contains(&more), "{more}");
+    let theory = blocked_fp_exact_load(
+        a.cells() as u64,
+        n - 1,
+        64,
+        a.hashes() as u32,
+        ProbeModel::Replace,
+    );
+    assert!((0.008..=0.0101).contains(&theory), "{theory}");
+    for i in 0..n {
+        a.insert(&i, 1);
+    }
+    let inexact = (0..n).filter(|i| a.get(i) != 1).count() as u64;
+    // About 200 expected (binomial sd 14). Keys sharing a line are correlated, which
+    // widens the spread by a small factor: 50..=400 is more than 10 binomial sd either
+    // side (false alarm far below 1e-6 even at 3x the spread).
+    assert!((50..=400).contains(&inexact), "{inexact} of {n}");
+    // u16 and u64 cells: 32 and 8 cells a line.
+    let wide = CompactApproximator::<MaxLattice<u64>>::builder()
+        .expected_items(1000)
+        .layout(CellLayout::Blocked)
+        .build()
+        .unwrap();
+    assert_eq!(wide.cells() % 8, 0);
+    let half =
+        CountMin::<u16>::with_layout(CellLayout::Blocked, 100, 3, DefaultHasher::with_seed(1))
+            .unwrap();
+    assert_eq!(half.cells(), 128);
 }
