@@ -10,7 +10,8 @@
 //! above a million keys, xor 1.23 x 8 / 16 + a little; more for small sets), FP 2^-8 or
 //! 2^-16. Ours hashes every key with core's foldhash (`DefaultHasher`, the sizing's seed)
 //! and builds on rayon's pool; xorf takes the `u64` key itself (std's SipHash for
-//! strings). The harness checks every row's answers (no member missed, batch and single
+//! strings). Our fuse and xor rows also time `contains_batch` (pipelined, prefetched);
+//! xorf has no batch query. The harness checks every row's answers (no member missed, batch and single
 //! queries agree, and for the Bloomier row every member's value, [`Subject::wrong_values`])
 //! before it reports a number.
 
@@ -28,6 +29,9 @@ impl<F: Fingerprint, K: BenchKey> Subject<K> for BinaryFuse<F> {
     #[inline]
     fn contains_one(&self, key: &K) -> bool {
         self.0.contains(key)
+    }
+    fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
+        self.0.contains_batch(keys, out).is_ok()
     }
     fn memory_bits(&self) -> u64 {
         self.0.memory_bytes() as u64 * 8
@@ -81,6 +85,9 @@ impl<F: Fingerprint, K: BenchKey> Subject<K> for Xor<F> {
     #[inline]
     fn contains_one(&self, key: &K) -> bool {
         self.0.contains(key)
+    }
+    fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
+        self.0.contains_batch(keys, out).is_ok()
     }
     fn memory_bits(&self) -> u64 {
         self.0.memory_bytes() as u64 * 8

@@ -1,7 +1,8 @@
 //! Side-by-side timings that check every answer they time: `BinaryFuseFilter<u8>` build
 //! (on 2 threads and on 1; medians of 5 interleaved rounds) and lookup, and
 //! `BloomierFilter::get` (8-bit values, 8-bit fingerprints), vs `xorf::BinaryFuse8` at 1M
-//! and 10M keys (medians of 5 interleaved rounds); the 10M-key build with `.threads(2)`
+//! and 10M keys (medians of 5 interleaved rounds), and our batch lookups
+//! (`contains_batch`, `get_batch`) against xorf's single ones (it has no batch query); the 10M-key build with `.threads(2)`
 //! and on a pinned 2-thread pool against xorf's (medians of 7 interleaved rounds); the
 //! count-min sketch against the counting filter; `Iblt::list_entries` of a 10k difference
 //! among 100k and among 10M keys.
@@ -79,8 +80,8 @@ fn fuse_vs_xorf() {
             .expect("a thread pool")
     };
     let (one, two) = (pool(1), pool(2));
-    println!("| keys | build ours, 2 threads (s) | build ours, 1 thread (s) | build xorf (s) | build xorf / ours (2 threads) | lookup ours (ns/key) | lookup xorf (ns/key) | lookup ours / xorf | ours, pre-hashed (ns/key) | Bloomier get (ns/key) | Bloomier get / xorf | xorf BinaryFuse16 (ns/key) | Bloomier get / xorf BinaryFuse16 | FP ours | FP xorf | FP Bloomier |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| keys | build ours, 2 threads (s) | build ours, 1 thread (s) | build xorf (s) | build xorf / ours (2 threads) | lookup ours (ns/key) | lookup xorf (ns/key) | lookup ours / xorf | ours, pre-hashed (ns/key) | Bloomier get (ns/key) | Bloomier get / xorf | xorf BinaryFuse16 (ns/key) | Bloomier get / xorf BinaryFuse16 | FP ours | FP xorf | FP Bloomier | contains_batch ours (ns/key) | / xorf | Bloomier get_batch (ns/key) | / xorf BinaryFuse16 |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for n in [1_000_000u64, 10_000_000] {
         let keys: Vec<u64> = (0..n).map(mix64).collect();
         let absent: Vec<u64> = (n..2 * n).map(mix64).collect();
@@ -124,6 +125,9 @@ fn fuse_vs_xorf() {
         // Lookups interleaved too, 5 rounds, medians (and the median of per-round ratios).
         let (mut lo, mut lx, mut lh, mut lr) = (vec![], vec![], vec![], vec![]);
         let (mut lb, mut lbr, mut lw, mut lwr) = (vec![], vec![], vec![], vec![]);
+        let (mut bo, mut bor, mut bb, mut bbr) = (vec![], vec![], vec![], vec![]);
+        let mut hit_out = vec![false; keys.len()];
+        let mut values = vec![None; keys.len()];
         for _ in 0..5 {
             let (a, hits) = time(1, || count(&|k| ours.contains(k), &keys));
             assert_eq!(hits as u64, n, "ours: a member was missed");
@@ -137,6 +141,26 @@ fn fuse_vs_xorf() {
             assert_eq!(hits as u64, n, "xorf BinaryFuse16: a member was missed");
             lw.push(e);
             lwr.push(d / e);
+            let (g, ()) = time(1, || {
+                ours.contains_batch(black_box(&keys), &mut hit_out).unwrap()
+            });
+            assert!(
+                hit_out.iter().all(|&h| h),
+                "ours (batch): a member was missed"
+            );
+            let (i, ()) = time(1, || {
+                bloomier.get_batch(black_box(&keys), &mut values).unwrap()
+            });
+            assert!(
+                keys.iter()
+                    .zip(&values)
+                    .all(|(&k, &v)| v == Some(value_of(k))),
+                "Bloomier (batch): a member's value was wrong"
+            );
+            bo.push(g);
+            bor.push(g / b);
+            bb.push(i);
+            bbr.push(i / e);
             lo.push(a);
             lx.push(b);
             lh.push(c);
@@ -159,12 +183,16 @@ fn fuse_vs_xorf() {
         assert!((fp_ours - 1.0 / 256.0).abs() < 0.0004, "ours FP {fp_ours}");
         assert!((fp_xorf - 1.0 / 256.0).abs() < 0.0004, "xorf FP {fp_xorf}");
         println!(
-            "| {n} | {b_ours:.3} | {b_one:.3} | {b_xorf:.3} | {ratio:.2} | {:.2} | {:.2} | {l_ratio:.2} | {:.2} | {:.2} | {l_bloomier_ratio:.2} | {:.2} | {l_wide_ratio:.2} | {fp_ours:.5} | {fp_xorf:.5} | {fp_bloomier:.5} |",
+            "| {n} | {b_ours:.3} | {b_one:.3} | {b_xorf:.3} | {ratio:.2} | {:.2} | {:.2} | {l_ratio:.2} | {:.2} | {:.2} | {l_bloomier_ratio:.2} | {:.2} | {l_wide_ratio:.2} | {fp_ours:.5} | {fp_xorf:.5} | {fp_bloomier:.5} | {:.2} | {:.2} | {:.2} | {:.2} |",
             l_ours * 1e9 / n as f64,
             l_xorf * 1e9 / n as f64,
             l_hash * 1e9 / n as f64,
             l_bloomier * 1e9 / n as f64,
             l_wide * 1e9 / n as f64,
+            median(bo) * 1e9 / n as f64,
+            median(bor),
+            median(bb) * 1e9 / n as f64,
+            median(bbr),
         );
     }
     println!("load average {} (end)", load());

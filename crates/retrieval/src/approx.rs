@@ -507,13 +507,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         keys: &[Q],
         out: &mut [L::Value],
     ) -> Result<(), RetrievalError> {
-        if keys.len() != out.len() {
-            return Err(bloomforge_core::Error::LengthMismatch {
-                keys: keys.len(),
-                out: out.len(),
-            }
-            .into());
-        }
+        crate::peel::check_batch(keys.len(), out.len())?;
         let mut hashes = [0u64; BATCH];
         for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (h, k) in hashes.iter_mut().zip(block) {

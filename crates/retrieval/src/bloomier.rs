@@ -158,6 +158,67 @@ fn answer(
     (x >> value_bits == want).then(|| (x & ((1u64 << value_bits) - 1)) as u32)
 }
 
+/// The batch lookup of the owned filter and the view: the cell width dispatched once for
+/// the whole batch (8, 16 and 32-bit cells by one aligned read of their size, other
+/// widths up to 56 bits by one unaligned read, wider ones through `packed`), then
+/// [`peel::lookup_batch`]. `base` is the cells' first byte (for the prefetches) and
+/// `bytes` their little-endian bytes.
+#[allow(clippy::too_many_arguments)]
+fn get_batch_in<K>(
+    layout: &Layout,
+    attempt: u32,
+    (value_bits, fingerprint_bits): (u32, u32),
+    keys: &[K],
+    out: &mut [Option<u32>],
+    hash: impl Fn(&K) -> u64,
+    base: *const u8,
+    #[cfg_attr(not(target_endian = "little"), allow(unused_variables))] bytes: &[u8],
+    packed: impl Fn(usize) -> u64,
+) -> Result<(), RetrievalError> {
+    peel::check_batch(keys.len(), out.len())?;
+    let vf = (value_bits, fingerprint_bits);
+    // One monomorphic loop per cell reader.
+    macro_rules! go {
+        ($cell:expr) => {
+            lookup_cells(layout, attempt, vf, keys, out, &hash, base, $cell)
+        };
+    }
+    #[cfg(target_endian = "little")]
+    match value_bits + fingerprint_bits {
+        8 => go!(|c| read8(c, bytes)),
+        16 => go!(|c| read16(c, bytes)),
+        32 => go!(|c| read32(c, bytes)),
+        w if w <= LE_READ_MAX_WIDTH => go!(|c| read_unaligned(w, c, bytes)),
+        _ => go!(packed),
+    }
+    #[cfg(not(target_endian = "little"))]
+    go!(packed);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn lookup_cells<K>(
+    layout: &Layout,
+    attempt: u32,
+    (v, f): (u32, u32),
+    keys: &[K],
+    out: &mut [Option<u32>],
+    hash: &impl Fn(&K) -> u64,
+    base: *const u8,
+    cell: impl Fn(usize) -> u64,
+) {
+    let width = (v + f) as usize;
+    peel::lookup_batch(
+        layout,
+        keys,
+        out,
+        |k| peel::retry_hash(hash(k), attempt),
+        |c| base.wrapping_add(c * width / 8),
+        |h| answer(layout, v, f, h, &cell),
+    );
+}
+
 /// The fields of a serialized Bloomier filter, validated; the cells' words as bytes.
 struct Parsed<'a, S> {
     hasher: S,
@@ -511,6 +572,68 @@ impl<S: BuildHasher> BloomierFilter<S> {
         answer(&self.layout, v, f, hash, |c| self.cells.get(c))
     }
 
+    /// [`get`](Self::get) of every key into `out`, pipelined: keys hashed a block at a
+    /// time, the cells of keys a few places ahead prefetched so their cache misses
+    /// overlap, and the cell width dispatched once for the batch.
+    ///
+    /// ```
+    /// use bloomforge_retrieval::BloomierFilter;
+    /// let pairs: Vec<(u64, u32)> = (0..1000).map(|k| (k, (k % 7) as u32)).collect();
+    /// let f = BloomierFilter::build(&pairs, 3, 8)?;
+    /// let keys: Vec<u64> = (0..1000).collect();
+    /// let mut out = vec![None; keys.len()];
+    /// f.get_batch(&keys, &mut out)?;
+    /// assert!(keys.iter().zip(&out).all(|(&k, &v)| v == Some((k % 7) as u32)));
+    /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`]) unless
+    /// `out` is as long as `keys`; `out` is then untouched.
+    pub fn get_batch<Q: Hash>(
+        &self,
+        keys: &[Q],
+        out: &mut [Option<u32>],
+    ) -> Result<(), RetrievalError> {
+        self.batch(keys, out, |k| self.hasher.hash_one(k))
+    }
+
+    /// [`get_batch`](Self::get_batch) for hashes from [`hasher`](Self::hasher).
+    ///
+    /// # Errors
+    /// As [`get_batch`](Self::get_batch).
+    pub fn get_hash_batch(
+        &self,
+        hashes: &[u64],
+        out: &mut [Option<u32>],
+    ) -> Result<(), RetrievalError> {
+        self.batch(hashes, out, |&h| h)
+    }
+
+    #[inline(always)]
+    fn batch<K>(
+        &self,
+        keys: &[K],
+        out: &mut [Option<u32>],
+        hash: impl Fn(&K) -> u64,
+    ) -> Result<(), RetrievalError> {
+        #[cfg(target_endian = "little")]
+        let bytes = self.cells.bytes();
+        #[cfg(not(target_endian = "little"))]
+        let bytes: &[u8] = &[];
+        get_batch_in(
+            &self.layout,
+            self.attempt,
+            (self.value_bits, self.fingerprint_bits),
+            keys,
+            out,
+            hash,
+            self.cells.words.as_ptr().cast(),
+            bytes,
+            |c| self.cells.get(c),
+        )
+    }
+
     /// The hasher keys are hashed with (the one the filter was built with).
     pub fn hasher(&self) -> &S {
         &self.hasher
@@ -860,6 +983,53 @@ impl<S: BuildHasher> BloomierFilterView<'_, S> {
         answer(&self.layout, v, f, hash, |c| {
             packed_get(v + f, c, |w| u64_at(self.words, 8 * w))
         })
+    }
+
+    /// [`get`](Self::get) of every key into `out`, pipelined as
+    /// [`BloomierFilter::get_batch`].
+    ///
+    /// # Errors
+    /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`]) unless
+    /// `out` is as long as `keys`; `out` is then untouched.
+    pub fn get_batch<Q: Hash>(
+        &self,
+        keys: &[Q],
+        out: &mut [Option<u32>],
+    ) -> Result<(), RetrievalError> {
+        self.batch(keys, out, |k| self.hasher.hash_one(k))
+    }
+
+    /// [`get_batch`](Self::get_batch) for hashes from [`hasher`](Self::hasher).
+    ///
+    /// # Errors
+    /// As [`get_batch`](Self::get_batch).
+    pub fn get_hash_batch(
+        &self,
+        hashes: &[u64],
+        out: &mut [Option<u32>],
+    ) -> Result<(), RetrievalError> {
+        self.batch(hashes, out, |&h| h)
+    }
+
+    #[inline(always)]
+    fn batch<K>(
+        &self,
+        keys: &[K],
+        out: &mut [Option<u32>],
+        hash: impl Fn(&K) -> u64,
+    ) -> Result<(), RetrievalError> {
+        let (v, f) = (self.value_bits, self.fingerprint_bits);
+        get_batch_in(
+            &self.layout,
+            self.attempt,
+            (v, f),
+            keys,
+            out,
+            hash,
+            self.words.as_ptr(),
+            self.words,
+            |c| packed_get(v + f, c, |w| u64_at(self.words, 8 * w)),
+        )
     }
 
     /// The hasher keys are hashed with.

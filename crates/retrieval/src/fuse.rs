@@ -204,6 +204,30 @@ fn contains_in<F: Fingerprint>(layout: &Layout, hash: u64, cell: impl Fn(usize) 
     F::from_u64(peel::fingerprint_hash(hash)) == F::from_u64(x)
 }
 
+/// The batch lookup of the owned filters and views: `cell` reads a cell, `addr` gives its
+/// address for the prefetch.
+#[inline(always)]
+fn contains_batch_in<F: Fingerprint, K>(
+    layout: &Layout,
+    attempt: u32,
+    keys: &[K],
+    out: &mut [bool],
+    hash: impl Fn(&K) -> u64,
+    cell: impl Fn(usize) -> u64,
+    addr: impl Fn(usize) -> *const u8,
+) -> Result<(), RetrievalError> {
+    peel::check_batch(keys.len(), out.len())?;
+    peel::lookup_batch(
+        layout,
+        keys,
+        out,
+        |k| peel::retry_hash(hash(k), attempt),
+        addr,
+        |h| contains_in::<F>(layout, h, &cell),
+    );
+    Ok(())
+}
+
 /// The validated fields of a serialized membership filter; the cells' bytes.
 struct Parsed<'a, S> {
     hasher: S,
@@ -360,6 +384,31 @@ macro_rules! membership_filter {
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
                 self.inner.contains_hash(hash)
+            }
+
+            /// [`contains`](Self::contains) of every key into `out`, pipelined: keys
+            /// hashed a block at a time, the cells of keys a few places ahead prefetched,
+            /// so their cache misses overlap (the single lookups wait on their own).
+            ///
+            /// # Errors
+            /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`])
+            /// unless `out` is as long as `keys`; `out` is then untouched.
+            pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) -> Result<(), RetrievalError> {
+                self.batch(keys, out, |k| self.inner.hasher.hash_one(k))
+            }
+
+            /// [`contains_batch`](Self::contains_batch) for hashes from [`hasher`](Self::hasher).
+            ///
+            /// # Errors
+            /// As [`contains_batch`](Self::contains_batch).
+            pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<(), RetrievalError> {
+                self.batch(hashes, out, |&h| h)
+            }
+
+            #[inline(always)]
+            fn batch<K>(&self, keys: &[K], out: &mut [bool], hash: impl Fn(&K) -> u64) -> Result<(), RetrievalError> {
+                let t = &self.inner;
+                contains_batch_in::<F, K>(&t.layout, t.attempt, keys, out, hash, |c| t.cells[c].to_u64(), |c| t.cells.as_ptr().wrapping_add(c).cast())
             }
 
             /// The hasher keys are hashed with (the one the filter was built with).
@@ -575,6 +624,29 @@ macro_rules! membership_filter {
             pub fn contains_hash(&self, hash: u64) -> bool {
                 let hash = peel::retry_hash(hash, self.attempt);
                 contains_in::<F>(&self.layout, hash, |i| F::read_le(self.cells, i))
+            }
+
+            #[doc = concat!("[`contains`](Self::contains) of every key into `out`, pipelined as [`", stringify!($name), "::contains_batch`].")]
+            ///
+            /// # Errors
+            /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`])
+            /// unless `out` is as long as `keys`; `out` is then untouched.
+            pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) -> Result<(), RetrievalError> {
+                self.batch(keys, out, |k| self.hasher.hash_one(k))
+            }
+
+            /// [`contains_batch`](Self::contains_batch) for hashes from [`hasher`](Self::hasher).
+            ///
+            /// # Errors
+            /// As [`contains_batch`](Self::contains_batch).
+            pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> Result<(), RetrievalError> {
+                self.batch(hashes, out, |&h| h)
+            }
+
+            #[inline(always)]
+            fn batch<K>(&self, keys: &[K], out: &mut [bool], hash: impl Fn(&K) -> u64) -> Result<(), RetrievalError> {
+                let width = (F::BITS / 8) as usize;
+                contains_batch_in::<F, K>(&self.layout, self.attempt, keys, out, hash, |c| F::read_le(self.cells, c), |c| self.cells.as_ptr().wrapping_add(c * width))
             }
 
             /// The hasher keys are hashed with.

@@ -200,6 +200,58 @@ pub(crate) fn retry_hash(hash: u64, attempt: u32) -> u64 {
     }
 }
 
+/// Keys hashed at a time by the batch lookups.
+const LOOKUP_BLOCK: usize = 64;
+/// Keys ahead of the one answered whose three cells are prefetched.
+const LOOKUP_AHEAD: usize = 8;
+
+/// The batch lookups of every static structure: `out[i] = answer(hash(&keys[i]))`, the
+/// keys hashed a block at a time and the three cells of the key [`LOOKUP_AHEAD`] places
+/// ahead prefetched (`cell_addr` gives a cell's address), so that several keys' cache
+/// misses overlap where single lookups wait on their own. The caller checks the lengths
+/// and dispatches on the cell width once, before the loop.
+#[inline(always)]
+pub(crate) fn lookup_batch<K, T>(
+    layout: &Layout,
+    keys: &[K],
+    out: &mut [T],
+    hash: impl Fn(&K) -> u64,
+    cell_addr: impl Fn(usize) -> *const u8,
+    answer: impl Fn(u64) -> T,
+) {
+    debug_assert_eq!(keys.len(), out.len());
+    let fetch = |h: u64| {
+        for c in layout.positions(h) {
+            prefetch(cell_addr(c));
+        }
+    };
+    let mut hashes = [0u64; LOOKUP_BLOCK];
+    for (block, out) in keys.chunks(LOOKUP_BLOCK).zip(out.chunks_mut(LOOKUP_BLOCK)) {
+        for (h, k) in hashes.iter_mut().zip(block) {
+            *h = hash(k);
+        }
+        let hs = &hashes[..block.len()];
+        for &h in hs.iter().take(LOOKUP_AHEAD) {
+            fetch(h);
+        }
+        for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
+            if let Some(&next) = hs.get(i + LOOKUP_AHEAD) {
+                fetch(next);
+            }
+            *o = answer(h);
+        }
+    }
+}
+
+/// `Err(LengthMismatch)` unless a batch's output is as long as its input.
+pub(crate) fn check_batch(keys: usize, out: usize) -> Result<(), crate::RetrievalError> {
+    if keys == out {
+        Ok(())
+    } else {
+        Err(bloomforge_core::Error::LengthMismatch { keys, out }.into())
+    }
+}
+
 /// A hash for fingerprints, independent-looking of the bits that pick the cells.
 #[inline(always)]
 pub(crate) fn fingerprint_hash(hash: u64) -> u64 {

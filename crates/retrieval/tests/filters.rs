@@ -294,3 +294,81 @@ fn views_match_the_owned_filters_and_refuse_corrupt_bytes() {
     bloomforge_core::format::reseal(&mut bad);
     assert!(BinaryFuseFilterView::<u16>::from_bytes(&bad).is_err());
 }
+
+/// The batch lookups answer exactly as the single ones (members, values and false
+/// positives alike), for owned filters and views, every Bloomier cell reader (8, 16 and
+/// 32-bit cells, unaligned widths up to 56 bits, wider packed ones), keys and hashes; a
+/// length mismatch is an error that leaves `out` untouched.
+#[test]
+fn batches_answer_as_single_lookups() {
+    use bloomforge_retrieval::{BinaryFuseFilterView, BloomierFilterView, XorFilterView};
+    use std::hash::BuildHasher;
+    let n = 3000u64;
+    // Members and non-members, interleaved, more than one block of 64.
+    let keys: Vec<u64> = (0..2 * n).map(|i| i * 0x9e37_79b9 + 1).collect();
+    let members = &keys[..n as usize];
+    let mut out = vec![false; keys.len()];
+
+    let fuse = BinaryFuseFilter::<u8>::build_from(members, 5).unwrap();
+    fuse.contains_batch(&keys, &mut out).unwrap();
+    assert!(keys.iter().zip(&out).all(|(k, &o)| o == fuse.contains(k)));
+    assert!(out[..n as usize].iter().all(|&o| o));
+    let hashes: Vec<u64> = keys.iter().map(|k| fuse.hasher().hash_one(k)).collect();
+    let mut by_hash = vec![false; keys.len()];
+    fuse.contains_hash_batch(&hashes, &mut by_hash).unwrap();
+    assert_eq!(by_hash, out);
+    let fb = fuse.to_bytes();
+    let view = BinaryFuseFilterView::<u8>::from_bytes(&fb).unwrap();
+    let mut from_view = vec![false; keys.len()];
+    view.contains_batch(&keys, &mut from_view).unwrap();
+    assert_eq!(from_view, out);
+
+    let xor = XorFilter::<u16>::build_from(members, 6).unwrap();
+    xor.contains_batch(&keys, &mut out).unwrap();
+    assert!(keys.iter().zip(&out).all(|(k, &o)| o == xor.contains(k)));
+    let xb = xor.to_bytes();
+    let mut shifted = vec![0u8; 1];
+    shifted.extend_from_slice(&xb);
+    let view = XorFilterView::<u16>::from_bytes(&shifted[1..]).unwrap();
+    view.contains_batch(&keys, &mut from_view).unwrap();
+    assert_eq!(from_view, out);
+
+    let mut short = vec![true; 3];
+    assert!(matches!(
+        fuse.contains_batch(&keys, &mut short),
+        Err(RetrievalError::Core(
+            bloomforge_core::Error::LengthMismatch { .. }
+        ))
+    ));
+    assert_eq!(short, vec![true; 3]);
+
+    for (v, f) in [(4, 4), (8, 8), (16, 16), (7, 5), (20, 20), (32, 28)] {
+        let pairs: Vec<(u64, u32)> = members
+            .iter()
+            .map(|&k| (k, (k % (1u64 << v.min(31))) as u32))
+            .collect();
+        let map = BloomierFilter::build(&pairs, v, f).unwrap();
+        let mut got = vec![None; keys.len()];
+        map.get_batch(&keys, &mut got).unwrap();
+        for (k, g) in keys.iter().zip(&got) {
+            assert_eq!(*g, map.get(k), "{v}+{f} bits, key {k}");
+        }
+        for ((k, val), g) in pairs.iter().zip(&got) {
+            assert_eq!(*g, Some(*val), "{v}+{f} bits, member {k}");
+        }
+        let hashes: Vec<u64> = keys.iter().map(|k| map.hasher().hash_one(k)).collect();
+        let mut by_hash = vec![None; keys.len()];
+        map.get_hash_batch(&hashes, &mut by_hash).unwrap();
+        assert_eq!(by_hash, got);
+        let bytes = map.to_bytes();
+        let mut shifted = vec![0u8; 1];
+        shifted.extend_from_slice(&bytes);
+        let view = BloomierFilterView::from_bytes(&shifted[1..]).unwrap();
+        let mut from_view = vec![None; keys.len()];
+        view.get_batch(&keys, &mut from_view).unwrap();
+        assert_eq!(from_view, got, "{v}+{f} bits, view");
+        let mut short = vec![Some(9); 2];
+        assert!(view.get_batch(&keys, &mut short).is_err());
+        assert_eq!(short, vec![Some(9); 2]);
+    }
+}
