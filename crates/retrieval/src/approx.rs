@@ -212,9 +212,9 @@ impl<L: Lattice, S: Clone> Clone for CompactApproximator<L, S> {
 ///   exactness: a key's answer is inexact exactly when every one of its cells was touched
 ///   by another key, the blocked Bloom filter's false-positive event, whose probability
 ///   is core's [`blocked_fp`](bloomforge_core::math::blocked_fp)`(m / n, C, k,
-///   ProbeModel::Replace)` (Poisson line loads; [`blocked_fp_exact_load`]
-///   (bloomforge_core::math::blocked_fp_exact_load) for a given table), and
-///   [`new`](CompactApproximator::new) sizes for it.
+///   ProbeModel::Replace)` (Poisson line loads;
+///   [`blocked_fp_exact_load`](bloomforge_core::math::blocked_fp_exact_load) for a
+///   given table), and [`new`](CompactApproximator::new) sizes for it.
 ///
 /// ```
 /// use bloomforge_retrieval::{CellLayout, CountMin};
@@ -657,8 +657,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximatorBuilder<L, S> {
 
     /// The approximator, `m` and `k` from [`bloomforge_core::math::std_size`] (subtables)
     /// or the blocked formula (the smallest cells per key at which some `k <= 16` reaches
-    /// `false_pos`, through core's [`solve_bits_per_key`]
-    /// (bloomforge_core::math::solve_bits_per_key)).
+    /// `false_pos`, through core's
+    /// [`solve_bits_per_key`](bloomforge_core::math::solve_bits_per_key)).
     ///
     /// # Errors
     /// As [`CompactApproximator::new`].
