@@ -13,8 +13,9 @@
 
 use crate::subjects_cuckoo::{build_cuckoo, build_cuckoofilter, build_scalable_cuckoo};
 use crate::subjects_retrieval::{
-    build_binary_fuse16, build_binary_fuse8, build_bloomier, build_xor16, build_xor8,
-    build_xorf_bfuse16, build_xorf_xor16, build_xorf_xor8,
+    build_binary_fuse16, build_binary_fuse8, build_bloomier, build_count_min,
+    build_count_min_blocked, build_xor16, build_xor8, build_xorf_bfuse16, build_xorf_xor16,
+    build_xorf_xor8,
 };
 use crate::subjects_stream::{build_growable, build_scalable, build_stable};
 use crate::theory::{self, Prediction};
@@ -165,6 +166,8 @@ pub enum Layout {
     Xor16,
     /// Bloomier filter: values with fingerprints in a binary fuse table (static).
     Bloomier,
+    /// Count-min sketch (compact approximator) used as a membership filter.
+    CountMin,
     /// An exact set.
     Exact,
     /// Counting Bloom filter.
@@ -193,6 +196,7 @@ impl Layout {
             Layout::Xor8 => "xor-8",
             Layout::Xor16 => "xor-16",
             Layout::Bloomier => "bloomier",
+            Layout::CountMin => "count-min",
             Layout::Exact => "exact",
             Layout::Counting => "counting",
             Layout::DLeft => "d-left",
@@ -302,6 +306,8 @@ pub fn registry() -> Vec<Entry> {
         entry!("xor-16", Xor16, Ours, static = true, "bloomforge-retrieval XorFilter<u16>, foldhash (static, build = insert)", build_xor16),
         entry!("xorf-xor16", Xor16, Peer, static = true, "xorf 0.11 Xor16 (static, build = insert)", build_xorf_xor16),
         entry!("bloomier-8", Bloomier, Ours, static = true, "bloomforge-retrieval BloomierFilter, 8-bit values + 8-bit fingerprints, query = get (values checked), foldhash (static, build = insert)", build_bloomier),
+        entry!("count-min", CountMin, Ours, static = false, "bloomforge-retrieval CountMin<u8> (compact approximator, subtables) as a membership filter: insert(key, 1), present when get > 0; foldhash", build_count_min),
+        entry!("count-min-blocked", CountMin, Ours, static = false, "bloomforge-retrieval CountMin<u8>, CellLayout::Blocked (64 cells a line), as a membership filter; foldhash", build_count_min_blocked),
         entry!("hashset", Exact, Reference, static = false, "std HashSet, SipHash-1-3 (exact)", build_hashset),
     ]
 }

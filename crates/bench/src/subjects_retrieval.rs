@@ -3,7 +3,9 @@
 //! `binary-fuse-8`, `binary-fuse-16`, `xor-8`, `xor-16` against xorf's `BinaryFuse8`,
 //! `BinaryFuse16`, `Xor8`, `Xor16` (`xorf-bfuse8`, `xorf-bfuse16`, `xorf-xor8`,
 //! `xorf-xor16`), and `bloomier-8` (a `BloomierFilter` of 8-bit values with 8-bit
-//! fingerprints, timed by `get`).
+//! fingerprints, timed by `get`); `count-min` and `count-min-blocked` (a `CountMin<u8>`
+//! in subtables or in blocked lines, used as a membership filter: `insert(key, 1)`,
+//! present when `get(key) > 0`).
 //!
 //! All are static: built from the member keys by the row's build function (the "insert"
 //! time is the build), one size whatever the budget (binary fuse about 9 / 18 bits/key
@@ -15,11 +17,13 @@
 //! queries agree, and for the Bloomier row every member's value, [`Subject::wrong_values`])
 //! before it reports a number.
 
-use crate::subjects::{Sizing, Subject};
-use crate::theory::{self, Prediction};
+use crate::subjects::{Sizing, Subject, Target};
+use crate::theory::{self, math, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
-use bloomforge_retrieval::{BinaryFuseFilter, BloomierFilter, Fingerprint, XorFilter};
+use bloomforge_retrieval::{
+    BinaryFuseFilter, BloomierFilter, CellLayout, CountMin, Fingerprint, XorFilter,
+};
 
 /// A bloomforge binary fuse filter (static: built from the members).
 pub struct BinaryFuse<F: Fingerprint>(BinaryFuseFilter<F>);
@@ -258,6 +262,117 @@ pub fn build_xorf_xor16<K: BenchKey>(
     }))
 }
 
+/// A count-min sketch (`CountMin<u8>`: the compact approximator over the additive
+/// lattice) as a membership filter: every member inserted with count 1, a key present
+/// when `get` is above 0, i.e. when every one of its cells was touched. That is the
+/// false-positive event of a partitioned Bloom filter (subtables: `(1 - (1 - 1/s)^n)^k`
+/// for subtables of `s` cells) or of a blocked one (64 `u8` cells a line, probes with
+/// replacement: core's `blocked_fp_exact_load`), which the harness checks.
+pub struct CountMinRow(CountMin<u8>);
+
+impl<K: BenchKey> Subject<K> for CountMinRow {
+    fn insert_all(&mut self, keys: &[K]) {
+        for k in keys {
+            self.0.insert(k, 1);
+        }
+    }
+    #[inline]
+    fn contains_one(&self, key: &K) -> bool {
+        self.0.get(key) > 0
+    }
+    fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
+        // `get_batch` writes counts; one byte a key of scratch, then the test.
+        let mut counts = vec![0u8; keys.len()];
+        if self.0.get_batch(keys, &mut counts).is_err() || out.len() != keys.len() {
+            return false;
+        }
+        for (o, &c) in out.iter_mut().zip(&counts) {
+            *o = c > 0;
+        }
+        true
+    }
+    fn memory_bits(&self) -> u64 {
+        self.0.cells() as u64 * 8
+    }
+    fn num_hashes(&self) -> Option<u32> {
+        Some(self.0.hashes() as u32)
+    }
+    fn predict(&self, n: u64) -> Prediction {
+        let (m, k) = (self.0.cells() as u64, self.0.hashes() as u32);
+        match self.0.layout() {
+            CellLayout::Subtables => {
+                let s = (m / u64::from(k)) as f64;
+                Prediction {
+                    fp: (-(n as f64 * (-1.0 / s).ln_1p()).exp_m1()).powi(k as i32),
+                    instance_sd: math::std_fp_instance_sd(m as f64, n as f64, k),
+                }
+            }
+            CellLayout::Blocked => Prediction {
+                fp: math::blocked_fp_exact_load(m, n, 64, k, math::ProbeModel::Replace),
+                instance_sd: math::blocked_fp_instance_sd(m, n, 64, k, math::ProbeModel::Replace),
+            },
+        }
+    }
+}
+
+/// A `CountMin<u8>` in `layout` for a sizing: a bits-per-key budget buys `c / 8` cells a
+/// key and the best `k <= 16` for the layout's formula; a target rate is the crate's own
+/// sizing (`new(n, p)` with the layout).
+fn count_min(s: &Sizing, layout: CellLayout) -> Result<CountMinRow, BenchError> {
+    let name = match layout {
+        CellLayout::Subtables => "count-min",
+        CellLayout::Blocked => "count-min-blocked",
+    };
+    match s.target {
+        Target::BitsPerKey(c) => {
+            let cells = (s.bits(c) / 8).max(1);
+            let per_key = cells as f64 / s.n as f64;
+            let k = match layout {
+                CellLayout::Subtables => math::std_best_k(per_key, 16).0,
+                CellLayout::Blocked => {
+                    math::best_k(|k| math::blocked_fp_cached(per_key, 64, k), 16).0
+                }
+            };
+            CountMin::<u8>::with_layout(
+                layout,
+                cells as usize,
+                k as usize,
+                bloomforge_core::DefaultHasher::with_seed(s.seed),
+            )
+        }
+        Target::FalsePos(p) => CountMin::<u8>::builder()
+            .expected_items(s.n)
+            .false_pos(p)
+            .seed(s.seed)
+            .layout(layout)
+            .build(),
+    }
+    .map(CountMinRow)
+    .map_err(|e| fuse_err(name, e))
+}
+
+/// The `count-min` row: `CountMin<u8>` in subtables.
+///
+/// # Errors
+/// [`BenchError::Build`] if the table cannot be made.
+pub fn build_count_min<K: BenchKey>(
+    s: &Sizing,
+    _: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    Ok(Box::new(count_min(s, CellLayout::Subtables)?))
+}
+
+/// The `count-min-blocked` row: `CountMin<u8>` in blocked lines.
+///
+/// # Errors
+/// [`BenchError::Build`] if the table cannot be made.
+pub fn build_count_min_blocked<K: BenchKey>(
+    s: &Sizing,
+    _: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    Ok(Box::new(count_min(s, CellLayout::Blocked)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +394,45 @@ mod tests {
         assert!(ours.count_contains(&w.non_members) < 200);
         let bpk = ours.memory_bits() as f64 / 20_000.0;
         assert!((8.0..12.0).contains(&bpk), "{bpk}");
+    }
+
+    /// The count-min rows, sized by a target rate and by a bits-per-key budget: every
+    /// member found, batch answers equal to single ones, and the FP at the layout's
+    /// theory (within 7 binomial sd plus 10 % of the rate for the instance spread, which
+    /// at 50 000 keys is about 1 %: false alarm far below 1e-6).
+    #[test]
+    fn count_min_rows_find_members_at_their_theory() {
+        let n = 50_000;
+        let w = random_u64(n, 200_000, 7);
+        for target in [Target::FalsePos(0.01), Target::BitsPerKey(40.0)] {
+            let s = Sizing {
+                n: n as u64,
+                target,
+                seed: 7,
+            };
+            let rows = [
+                build_count_min(&s, &w.members).unwrap(),
+                build_count_min_blocked(&s, &w.members).unwrap(),
+            ];
+            for mut row in rows {
+                row.insert_all(&w.members);
+                assert_eq!(row.count_contains(&w.members), n);
+                let mut out = vec![false; w.non_members.len()];
+                assert!(row.contains_batch(&w.non_members, &mut out));
+                assert!(w
+                    .non_members
+                    .iter()
+                    .zip(&out)
+                    .all(|(k, &o)| o == row.contains_one(k)));
+                let fp = out.iter().filter(|&&o| o).count() as f64 / 200_000.0;
+                let p = row.predict(n as u64).fp;
+                let sd = (p * (1.0 - p) / 200_000.0).sqrt();
+                assert!(
+                    (fp - p).abs() < 7.0 * sd + 0.1 * p,
+                    "{target:?}: {fp} against {p}"
+                );
+            }
+        }
     }
 
     /// Every static row of this file and its xorf peer: all members found (the Bloomier
