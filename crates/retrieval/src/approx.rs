@@ -417,6 +417,13 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         })
     }
 
+    /// A blocked key's line: the index of its first cell (the line from the hash's high
+    /// bits through `fast_range64`).
+    #[inline(always)]
+    fn line_base(&self, hash: u64) -> usize {
+        self.offset + ((fast_range64(hash, self.span as u64) as usize) << line_shift::<L::Value>())
+    }
+
     /// A blocked key's line (its first cell's index) and its cells in the line as a bit
     /// mask: `k` positions of `log2(C)` bits each drawn from a mix of the hash (the line
     /// comes from the hash's high bits through `fast_range64`), with replacement, so a
@@ -424,7 +431,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     #[inline(always)]
     fn line_and_mask(&self, hash: u64) -> (usize, u64) {
         let shift = line_shift::<L::Value>();
-        let base = self.offset + ((fast_range64(hash, self.span as u64) as usize) << shift);
+        let base = self.line_base(hash);
         if shift == 0 {
             return (base, 1);
         }
@@ -537,22 +544,13 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         out: &mut [L::Value],
     ) -> Result<(), RetrievalError> {
         crate::peel::check_batch(keys.len(), out.len())?;
-        let mut hashes = [0u64; BATCH];
-        for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (h, k) in hashes.iter_mut().zip(block) {
-                *h = self.hasher.hash_one(k);
-            }
-            let hs = &hashes[..block.len()];
-            for &h in hs.iter().take(AHEAD) {
-                self.prefetch(h);
-            }
-            for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
-                if let Some(&next) = hs.get(i + AHEAD) {
-                    self.prefetch(next);
-                }
-                *o = self.get_hash(h);
-            }
-        }
+        crate::peel::lookup_batch(
+            keys,
+            out,
+            |k| self.hasher.hash_one(k),
+            |h| self.prefetch(h),
+            |h| self.get_hash(h),
+        );
         Ok(())
     }
 
@@ -566,9 +564,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 }
             }
             CellLayout::Blocked => {
-                let line = fast_range64(hash, self.span as u64) as usize;
-                let first = self.offset + (line << line_shift::<L::Value>());
-                bloomforge_core::batch::prefetch(cells.wrapping_add(first));
+                bloomforge_core::batch::prefetch(cells.wrapping_add(self.line_base(hash)));
             }
         }
     }

@@ -158,6 +158,33 @@ fn answer(
     (x >> value_bits == want).then(|| (x & ((1u64 << value_bits) - 1)) as u32)
 }
 
+/// `get_batch` (documented by the caller's doc comment) and `get_hash_batch` of the owned
+/// filter and the view, over each one's private `batch`.
+macro_rules! batch_lookups {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub fn get_batch<Q: Hash>(
+            &self,
+            keys: &[Q],
+            out: &mut [Option<u32>],
+        ) -> Result<(), RetrievalError> {
+            self.batch(keys, out, |k| self.hasher.hash_one(k))
+        }
+
+        /// [`get_batch`](Self::get_batch) for hashes from [`hasher`](Self::hasher).
+        ///
+        /// # Errors
+        /// As [`get_batch`](Self::get_batch).
+        pub fn get_hash_batch(
+            &self,
+            hashes: &[u64],
+            out: &mut [Option<u32>],
+        ) -> Result<(), RetrievalError> {
+            self.batch(hashes, out, |&h| h)
+        }
+    };
+}
+
 /// The batch lookup of the owned filter and the view: the cell width dispatched once for
 /// the whole batch (8, 16 and 32-bit cells by one aligned read of their size, other
 /// widths up to 56 bits by one unaligned read, wider ones through `packed`), then
@@ -210,11 +237,10 @@ fn lookup_cells<K>(
 ) {
     let width = (v + f) as usize;
     peel::lookup_batch(
-        layout,
         keys,
         out,
         |k| peel::retry_hash(hash(k), attempt),
-        |c| base.wrapping_add(c * width / 8),
+        |h| peel::fetch_cells(layout, h, |c| base.wrapping_add(c * width / 8)),
         |h| answer(layout, v, f, h, &cell),
     );
 }
@@ -572,6 +598,7 @@ impl<S: BuildHasher> BloomierFilter<S> {
         answer(&self.layout, v, f, hash, |c| self.cells.get(c))
     }
 
+    batch_lookups! {
     /// [`get`](Self::get) of every key into `out`, pipelined: keys hashed a block at a
     /// time, the cells of keys a few places ahead prefetched so their cache misses
     /// overlap, and the cell width dispatched once for the batch.
@@ -590,24 +617,6 @@ impl<S: BuildHasher> BloomierFilter<S> {
     /// # Errors
     /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`]) unless
     /// `out` is as long as `keys`; `out` is then untouched.
-    pub fn get_batch<Q: Hash>(
-        &self,
-        keys: &[Q],
-        out: &mut [Option<u32>],
-    ) -> Result<(), RetrievalError> {
-        self.batch(keys, out, |k| self.hasher.hash_one(k))
-    }
-
-    /// [`get_batch`](Self::get_batch) for hashes from [`hasher`](Self::hasher).
-    ///
-    /// # Errors
-    /// As [`get_batch`](Self::get_batch).
-    pub fn get_hash_batch(
-        &self,
-        hashes: &[u64],
-        out: &mut [Option<u32>],
-    ) -> Result<(), RetrievalError> {
-        self.batch(hashes, out, |&h| h)
     }
 
     #[inline(always)]
@@ -985,30 +994,13 @@ impl<S: BuildHasher> BloomierFilterView<'_, S> {
         })
     }
 
+    batch_lookups! {
     /// [`get`](Self::get) of every key into `out`, pipelined as
     /// [`BloomierFilter::get_batch`].
     ///
     /// # Errors
     /// [`bloomforge_core::Error::LengthMismatch`] (as [`RetrievalError::Core`]) unless
     /// `out` is as long as `keys`; `out` is then untouched.
-    pub fn get_batch<Q: Hash>(
-        &self,
-        keys: &[Q],
-        out: &mut [Option<u32>],
-    ) -> Result<(), RetrievalError> {
-        self.batch(keys, out, |k| self.hasher.hash_one(k))
-    }
-
-    /// [`get_batch`](Self::get_batch) for hashes from [`hasher`](Self::hasher).
-    ///
-    /// # Errors
-    /// As [`get_batch`](Self::get_batch).
-    pub fn get_hash_batch(
-        &self,
-        hashes: &[u64],
-        out: &mut [Option<u32>],
-    ) -> Result<(), RetrievalError> {
-        self.batch(hashes, out, |&h| h)
     }
 
     #[inline(always)]

@@ -218,11 +218,10 @@ fn contains_batch_in<F: Fingerprint, K>(
 ) -> Result<(), RetrievalError> {
     peel::check_batch(keys.len(), out.len())?;
     peel::lookup_batch(
-        layout,
         keys,
         out,
         |k| peel::retry_hash(hash(k), attempt),
-        addr,
+        |h| peel::fetch_cells(layout, h, &addr),
         |h| contains_in::<F>(layout, h, &cell),
     );
     Ok(())

@@ -200,31 +200,25 @@ pub(crate) fn retry_hash(hash: u64, attempt: u32) -> u64 {
     }
 }
 
-/// Keys hashed at a time by the batch lookups.
-const LOOKUP_BLOCK: usize = 64;
+/// Keys hashed at a time by the batch lookups (and the approximator's batch insert).
+pub(crate) const LOOKUP_BLOCK: usize = 64;
 /// Keys ahead of the one answered whose three cells are prefetched.
-const LOOKUP_AHEAD: usize = 8;
+pub(crate) const LOOKUP_AHEAD: usize = 8;
 
-/// The batch lookups of every static structure: `out[i] = answer(hash(&keys[i]))`, the
-/// keys hashed a block at a time and the three cells of the key [`LOOKUP_AHEAD`] places
-/// ahead prefetched (`cell_addr` gives a cell's address), so that several keys' cache
-/// misses overlap where single lookups wait on their own. The caller checks the lengths
-/// and dispatches on the cell width once, before the loop.
+/// The crate's batch lookups: `out[i] = answer(hash(&keys[i]))`, the keys hashed a block
+/// at a time and `fetch` (the prefetch of a hash's cells) called [`LOOKUP_AHEAD`] keys
+/// ahead, so that several keys' cache misses overlap where single lookups wait on their
+/// own. The caller checks the lengths and dispatches on the cell width once, before the
+/// loop.
 #[inline(always)]
 pub(crate) fn lookup_batch<K, T>(
-    layout: &Layout,
     keys: &[K],
     out: &mut [T],
     hash: impl Fn(&K) -> u64,
-    cell_addr: impl Fn(usize) -> *const u8,
+    fetch: impl Fn(u64),
     answer: impl Fn(u64) -> T,
 ) {
     debug_assert_eq!(keys.len(), out.len());
-    let fetch = |h: u64| {
-        for c in layout.positions(h) {
-            prefetch(cell_addr(c));
-        }
-    };
     let mut hashes = [0u64; LOOKUP_BLOCK];
     for (block, out) in keys.chunks(LOOKUP_BLOCK).zip(out.chunks_mut(LOOKUP_BLOCK)) {
         for (h, k) in hashes.iter_mut().zip(block) {
@@ -240,6 +234,14 @@ pub(crate) fn lookup_batch<K, T>(
             }
             *o = answer(h);
         }
+    }
+}
+
+/// The prefetch of a static structure's three cells (`cell_addr` gives a cell's address).
+#[inline(always)]
+pub(crate) fn fetch_cells(layout: &Layout, hash: u64, cell_addr: impl Fn(usize) -> *const u8) {
+    for c in layout.positions(hash) {
+        prefetch(cell_addr(c));
     }
 }
 
