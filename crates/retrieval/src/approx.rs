@@ -6,16 +6,29 @@ use std::marker::PhantomData;
 
 use bloomforge_core::builder::DEFAULT_FALSE_POS;
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
+use bloomforge_core::Backend;
 
+use crate::line::LineJoin;
 use crate::RetrievalError;
 
 mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u8 {}
-    impl Sealed for u16 {}
-    impl Sealed for u32 {}
-    impl Sealed for u64 {}
+    use crate::line::LineJoin;
+    use bloomforge_core::Backend;
+
+    /// The cell types, each with its line kernel (`crate::line`).
+    pub trait Sealed: Sized {
+        /// Joins `value` into the cells of the 64-byte `line` whose bit is set in `mask`
+        /// when `backend` has a kernel for it; whether it did.
+        fn join_line(
+            backend: Backend,
+            op: LineJoin,
+            line: &mut [Self],
+            mask: u64,
+            value: Self,
+        ) -> bool;
+    }
 }
+pub(crate) use sealed::Sealed as LineCell;
 
 /// An unsigned cell type: `u8`, `u16`, `u32` or `u64`.
 pub trait Counter: sealed::Sealed + Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
@@ -55,6 +68,29 @@ pub trait Lattice {
     fn join(cell: Self::Value, value: Self::Value) -> Self::Value;
     /// Combines two cells on lookup.
     fn meet(a: Self::Value, b: Self::Value) -> Self::Value;
+
+    /// Joins `value` into the cells of `line` (a blocked key's line) whose bit is set in
+    /// `mask`, each once. The default joins them one at a time; this crate's lattices
+    /// join the whole line in one SIMD operation when `backend` has a kernel for their
+    /// cells (`Backend::Avx512`, with AVX-512BW), with the same result.
+    #[inline(always)]
+    fn join_masked(backend: Backend, line: &mut [Self::Value], mask: u64, value: Self::Value) {
+        let _ = backend;
+        for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
+    }
+}
+
+/// `join_masked` of a lattice whose join is `$op` on `Counter` cells: the line kernel,
+/// else the scalar loop.
+macro_rules! join_masked_with {
+    ($op:expr) => {
+        #[inline(always)]
+        fn join_masked(backend: Backend, line: &mut [T], mask: u64, value: T) {
+            if !T::join_line(backend, $op, line, mask, value) {
+                for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
+            }
+        }
+    };
 }
 
 /// Maximum: `get` is never below the largest value inserted under the key.
@@ -74,6 +110,7 @@ impl<T: Counter> Lattice for MaxLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.min(b)
     }
+    join_masked_with!(LineJoin::Max);
 }
 
 /// Minimum (the order reversed): `get` is never above the smallest value inserted under
@@ -94,6 +131,7 @@ impl<T: Counter> Lattice for MinLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.max(b)
     }
+    join_masked_with!(LineJoin::Min);
 }
 
 /// The additive instance (a count-min sketch): inserts add (saturating at `T::MAX`),
@@ -115,6 +153,7 @@ impl<T: Counter> Lattice for SumLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.min(b)
     }
+    join_masked_with!(LineJoin::SaturatingAdd);
 }
 
 /// A compact approximator (Boldi & Vigna 2005): `m` cells of lattice values in `k`
@@ -166,6 +205,8 @@ pub struct CompactApproximator<L: Lattice, S = DefaultHasher> {
     /// 64-byte boundary); 0 for subtables.
     offset: usize,
     cells: Vec<L::Value>,
+    /// Runs the blocked inserts' line kernel (`crate::line`).
+    backend: Backend,
 }
 
 /// A copy whose blocked lines start on a 64-byte boundary of its own allocation (a
@@ -193,6 +234,7 @@ impl<L: Lattice, S: Clone> Clone for CompactApproximator<L, S> {
             span: self.span,
             offset,
             cells,
+            backend: self.backend,
         }
     }
 }
@@ -263,7 +305,7 @@ const fn line_shift<T>() -> u32 {
 /// Keys hashed at a time by the batch operations.
 const BATCH: usize = 64;
 /// Keys ahead of the one applied whose cells are prefetched.
-const AHEAD: usize = 4;
+const AHEAD: usize = 16;
 
 /// A count-min sketch: [`CompactApproximator`] over [`SumLattice`].
 pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
@@ -378,6 +420,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             span,
             offset,
             cells,
+            backend: crate::line::detect_backend(),
         })
     }
 
@@ -392,6 +435,27 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             CellLayout::Subtables => self.span * self.k,
             CellLayout::Blocked => self.span << line_shift::<L::Value>(),
         }
+    }
+
+    /// The backend of the blocked inserts' line kernel: `Avx512` where the CPU has
+    /// AVX-512F and AVX-512BW, else `Scalar`.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Switches the backend of the blocked inserts' line kernel (every backend gives the
+    /// same cells; for benchmarks and tests). Backends without a line kernel run the
+    /// scalar loop.
+    ///
+    /// # Errors
+    /// Core's `BackendUnavailable` if this CPU cannot run it (AVX-512 needs AVX-512F and
+    /// AVX-512BW).
+    pub fn set_backend(&mut self, backend: Backend) -> Result<(), RetrievalError> {
+        if !crate::line::backend_available(backend) {
+            return Err(bloomforge_core::Error::BackendUnavailable(backend.name()).into());
+        }
+        self.backend = backend;
+        Ok(())
     }
 
     /// Where a key's cells lie.
@@ -478,7 +542,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 let line = &mut self.cells[base..base + (1 << line_shift::<L::Value>())];
                 // Each distinct cell once (a count-min adds once a cell): the mask has
                 // merged the positions drawn twice.
-                for_each_bit(mask, |p| line[p] = L::join(line[p], value));
+                L::join_masked(self.backend, line, mask, value);
             }
         }
     }
@@ -758,5 +822,55 @@ mod tests {
         assert_eq!(line_shift::<[u8; 3]>(), 4);
         assert_eq!(line_shift::<[u8; 100]>(), 0);
         assert_eq!(line_start::<[u8; 3]>(std::ptr::dangling::<[u8; 3]>()), 0);
+    }
+
+    /// A blocked table filled through every available backend's line kernel holds the
+    /// same cells as one filled by the scalar loop, for each lattice and cell size, with
+    /// values that saturate the small cells.
+    #[test]
+    fn every_backend_fills_the_same_cells() {
+        fn cells<L: Lattice>(backend: Backend) -> Vec<L::Value>
+        where
+            L::Value: From<u8>,
+        {
+            let mut a = CompactApproximator::<L>::with_layout(
+                CellLayout::Blocked,
+                4096,
+                5,
+                DefaultHasher::with_seed(9),
+            )
+            .unwrap();
+            a.set_backend(backend).unwrap();
+            assert_eq!(a.backend(), backend);
+            for k in 0..3000u32 {
+                a.insert(&(k % 1500), L::Value::from((k % 200) as u8 + 1));
+            }
+            let pairs: Vec<(u32, L::Value)> = (0..500u32)
+                .map(|k| (k * 7, L::Value::from((k % 251) as u8)))
+                .collect();
+            a.insert_batch(&pairs);
+            a.cells[a.offset..a.offset + a.cells()].to_vec()
+        }
+        fn check<L: Lattice>()
+        where
+            L::Value: From<u8> + PartialEq,
+        {
+            let want = cells::<L>(Backend::Scalar);
+            for b in Backend::available() {
+                if crate::line::backend_available(b) {
+                    assert!(cells::<L>(b) == want, "{}", b.name());
+                }
+            }
+        }
+        macro_rules! each {
+            ($($t:ty),*) => {$(
+                check::<MaxLattice<$t>>();
+                check::<MinLattice<$t>>();
+                check::<SumLattice<$t>>();
+            )*};
+        }
+        each!(u8, u16, u32, u64);
+        let a = CountMin::<u8>::new(100, 0.01).unwrap();
+        assert_eq!(a.backend(), crate::line::detect_backend());
     }
 }

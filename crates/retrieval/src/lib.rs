@@ -64,6 +64,7 @@ mod bloomier;
 mod error;
 mod fuse;
 mod iblt;
+mod line;
 mod peel;
 
 pub use approx::{

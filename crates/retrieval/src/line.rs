@@ -1,0 +1,246 @@
+//! One SIMD operation that joins a value into the marked cells of a blocked compact
+//! approximator's 64-byte line.
+//!
+//! Written by hand (no crate offers masked lane-wise joins over a cache line): a blocked
+//! insert joins its value into the 4-5 distinct cells of one line, and the scalar loop
+//! over the mask's bits is a loop of data-dependent length whose exit the branch
+//! predictor misses. At 10^6 keys (`CountMin<u8>`, 1 % inexact, 12 MB of cells) the
+//! loop cost 11.8-12.3 ns an insert and one AVX-512BW masked operation 5.5-5.7 ns, the
+//! counting filter's own insert 5.3-5.8 ns in the same runs. The backend is core's
+//! [`Backend`]: `Avx512` runs the kernels here (with AVX-512BW, as the counting filter's
+//! kernels), every other backend the scalar loop, the oracle the tests hold them to.
+
+use bloomforge_core::Backend;
+
+/// The cell-wise joins the kernels implement (the crate's three lattices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineJoin {
+    /// `max(cell, value)`.
+    Max,
+    /// `min(cell, value)`.
+    Min,
+    /// `cell + value`, stopping at the type's maximum.
+    SaturatingAdd,
+}
+
+/// Whether this CPU runs `backend`'s line kernels (AVX-512 needs AVX-512F and BW).
+pub(crate) fn backend_available(backend: Backend) -> bool {
+    match backend {
+        Backend::Scalar | Backend::Wide => true,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512 => {
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+        }
+        #[allow(unreachable_patterns)]
+        _ => false,
+    }
+}
+
+/// The backend new approximators use: `Avx512` where available, else `Scalar` (no other
+/// backend has a line kernel), detected once per process.
+pub(crate) fn detect_backend() -> Backend {
+    use std::sync::OnceLock;
+    static BEST: OnceLock<Backend> = OnceLock::new();
+    *BEST.get_or_init(|| {
+        if backend_available(Backend::Avx512) {
+            Backend::Avx512
+        } else {
+            Backend::Scalar
+        }
+    })
+}
+
+/// Joins `value` into the cells of a 64-byte `line` of `u8`..`u64` cells whose bit is set in
+/// `mask` with one masked SIMD operation, when `backend` has a kernel; returns whether it
+/// did (the caller then skips its scalar loop).
+///
+/// The cells are `$t`; the kernels take the line as a pointer to its 64 bytes.
+macro_rules! line_kernels {
+    ($($t:ty => $kernel:ident),*) => {$(
+        impl crate::approx::LineCell for $t {
+            #[inline(always)]
+            fn join_line(backend: Backend, op: LineJoin, line: &mut [$t], mask: u64, value: $t) -> bool {
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                if backend == Backend::Avx512 && size_of_val(line) == 64 {
+                    // SAFETY: an approximator holds `Backend::Avx512` only after
+                    // `backend_available` confirmed AVX-512F and AVX-512BW, and `line` is
+                    // 64 bytes.
+                    unsafe { avx512::$kernel(line.as_mut_ptr(), op, mask, value) };
+                    return true;
+                }
+                let _ = (backend, op, line, mask, value);
+                false
+            }
+        }
+    )*};
+}
+line_kernels!(u8 => join_u8, u16 => join_u16, u32 => join_u32, u64 => join_u64);
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx512 {
+    use super::LineJoin;
+    use std::arch::x86_64::*;
+
+    // Each kernel: the line in one register, the value broadcast, the join computed in
+    // every lane and kept (`mask_*` / `mask_mov`) only in the lanes of `mask`.
+
+    /// # Safety
+    /// AVX-512F and AVX-512BW; `p` points to 64 writable bytes.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn join_u8(p: *mut u8, op: LineJoin, mask: u64, value: u8) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            let v = _mm512_set1_epi8(value as i8);
+            let y = match op {
+                LineJoin::Max => _mm512_mask_max_epu8(x, mask, x, v),
+                LineJoin::Min => _mm512_mask_min_epu8(x, mask, x, v),
+                LineJoin::SaturatingAdd => _mm512_mask_adds_epu8(x, mask, x, v),
+            };
+            _mm512_storeu_si512(p.cast(), y);
+        }
+    }
+
+    /// # Safety
+    /// As [`join_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn join_u16(p: *mut u16, op: LineJoin, mask: u64, value: u16) {
+        // 32 cells: the mask's low 32 bits.
+        let m = mask as u32;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            let v = _mm512_set1_epi16(value as i16);
+            let y = match op {
+                LineJoin::Max => _mm512_mask_max_epu16(x, m, x, v),
+                LineJoin::Min => _mm512_mask_min_epu16(x, m, x, v),
+                LineJoin::SaturatingAdd => _mm512_mask_adds_epu16(x, m, x, v),
+            };
+            _mm512_storeu_si512(p.cast(), y);
+        }
+    }
+
+    /// # Safety
+    /// As [`join_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn join_u32(p: *mut u32, op: LineJoin, mask: u64, value: u32) {
+        let m = mask as u16;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            let v = _mm512_set1_epi32(value as i32);
+            let y = match op {
+                LineJoin::Max => _mm512_mask_max_epu32(x, m, x, v),
+                LineJoin::Min => _mm512_mask_min_epu32(x, m, x, v),
+                LineJoin::SaturatingAdd => {
+                    // No saturating 32-bit add: a lane that wrapped (sum below the cell)
+                    // becomes all ones.
+                    let s = _mm512_add_epi32(x, v);
+                    let wrapped = _mm512_cmplt_epu32_mask(s, x);
+                    let s = _mm512_mask_mov_epi32(s, wrapped, _mm512_set1_epi32(-1));
+                    _mm512_mask_mov_epi32(x, m, s)
+                }
+            };
+            _mm512_storeu_si512(p.cast(), y);
+        }
+    }
+
+    /// # Safety
+    /// As [`join_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn join_u64(p: *mut u64, op: LineJoin, mask: u64, value: u64) {
+        let m = mask as u8;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            let v = _mm512_set1_epi64(value as i64);
+            let y = match op {
+                LineJoin::Max => _mm512_mask_max_epu64(x, m, x, v),
+                LineJoin::Min => _mm512_mask_min_epu64(x, m, x, v),
+                LineJoin::SaturatingAdd => {
+                    let s = _mm512_add_epi64(x, v);
+                    let wrapped = _mm512_cmplt_epu64_mask(s, x);
+                    let s = _mm512_mask_mov_epi64(s, wrapped, _mm512_set1_epi64(-1));
+                    _mm512_mask_mov_epi64(x, m, s)
+                }
+            };
+            _mm512_storeu_si512(p.cast(), y);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approx::LineCell;
+
+    /// The scalar join of `op`, the oracle.
+    fn oracle<T: Copy + Ord>(op: LineJoin, cell: T, value: T, add: fn(T, T) -> T) -> T {
+        match op {
+            LineJoin::Max => cell.max(value),
+            LineJoin::Min => cell.min(value),
+            LineJoin::SaturatingAdd => add(cell, value),
+        }
+    }
+
+    /// Every kernel against the scalar join, on random lines, masks and values biased to
+    /// the type's extremes (so saturation happens); where the CPU has no kernel, that
+    /// `join_line` declines and leaves the line untouched.
+    #[test]
+    fn kernels_match_the_scalar_join() {
+        macro_rules! check {
+            ($t:ty) => {{
+                const N: usize = 64 / size_of::<$t>();
+                let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ N as u64;
+                let mut next = || {
+                    state = bloomforge_core::hash::mix64(state.wrapping_add(0x632b_e59b));
+                    state
+                };
+                let ran = backend_available(Backend::Avx512);
+                for round in 0..4000 {
+                    let pick = |r: u64| -> $t {
+                        match r % 4 {
+                            0 => <$t>::MAX - (r >> 8) as $t % 4,
+                            1 => (r >> 8) as $t % 4,
+                            _ => (r >> 8) as $t,
+                        }
+                    };
+                    let line: [$t; N] = std::array::from_fn(|_| pick(next()));
+                    let mask = next() & (u64::MAX >> (64 - N));
+                    let value = pick(next());
+                    let op = [LineJoin::Max, LineJoin::Min, LineJoin::SaturatingAdd][round % 3];
+                    let want: [$t; N] = std::array::from_fn(|i| {
+                        if mask >> i & 1 != 0 {
+                            oracle(op, line[i], value, <$t>::saturating_add)
+                        } else {
+                            line[i]
+                        }
+                    });
+                    let mut got = line;
+                    let did =
+                        <$t as LineCell>::join_line(Backend::Avx512, op, &mut got, mask, value);
+                    assert_eq!(did, ran);
+                    assert_eq!(got, if ran { want } else { line }, "{op:?} mask {mask:#x}");
+                    let mut scalar = line;
+                    assert!(!<$t as LineCell>::join_line(
+                        Backend::Scalar,
+                        op,
+                        &mut scalar,
+                        mask,
+                        value
+                    ));
+                    assert_eq!(scalar, line);
+                }
+            }};
+        }
+        check!(u8);
+        check!(u16);
+        check!(u32);
+        check!(u64);
+        if !backend_available(Backend::Avx512) {
+            eprintln!("no AVX-512BW here: only the declining path was checked");
+        }
+    }
+}
