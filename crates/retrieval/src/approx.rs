@@ -8,11 +8,11 @@ use bloomforge_core::builder::DEFAULT_FALSE_POS;
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
 use bloomforge_core::Backend;
 
-use crate::line::LineJoin;
+use crate::line::{LineJoin, LineMeet};
 use crate::RetrievalError;
 
 mod sealed {
-    use crate::line::LineJoin;
+    use crate::line::{LineJoin, LineMeet};
     use bloomforge_core::Backend;
 
     /// The cell types, each with its line kernel (`crate::line`).
@@ -26,6 +26,9 @@ mod sealed {
             mask: u64,
             value: Self,
         ) -> bool;
+        /// The meet of the cells of the 64-byte `line` whose bit is set in `mask` (at
+        /// least one) when `backend` has a kernel for it.
+        fn meet_line(backend: Backend, op: LineMeet, line: &[Self], mask: u64) -> Option<Self>;
     }
 }
 pub(crate) use sealed::Sealed as LineCell;
@@ -78,17 +81,37 @@ pub trait Lattice {
         let _ = backend;
         for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
     }
+
+    /// The meet of the cells of `line` whose bit is set in `mask` (at least one): a
+    /// blocked key's lookup. The default meets them one at a time; this crate's lattices
+    /// reduce the whole line in SIMD registers when `backend` has a kernel for their
+    /// cells, with the same result.
+    #[inline(always)]
+    fn meet_masked(backend: Backend, line: &[Self::Value], mask: u64) -> Self::Value {
+        let _ = backend;
+        let mut v = line[mask.trailing_zeros() as usize];
+        for_each_bit(mask & (mask - 1), |p| v = Self::meet(v, line[p]));
+        v
+    }
 }
 
-/// `join_masked` of a lattice whose join is `$op` on `Counter` cells: the line kernel,
-/// else the scalar loop.
-macro_rules! join_masked_with {
-    ($op:expr) => {
+/// `join_masked` / `meet_masked` of a lattice whose join and meet are `$join` / `$meet`
+/// on `Counter` cells: the line kernels, else the scalar loops.
+macro_rules! line_ops_with {
+    ($join:expr, $meet:expr) => {
         #[inline(always)]
         fn join_masked(backend: Backend, line: &mut [T], mask: u64, value: T) {
-            if !T::join_line(backend, $op, line, mask, value) {
+            if !T::join_line(backend, $join, line, mask, value) {
                 for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
             }
+        }
+        #[inline(always)]
+        fn meet_masked(backend: Backend, line: &[T], mask: u64) -> T {
+            T::meet_line(backend, $meet, line, mask).unwrap_or_else(|| {
+                let mut v = line[mask.trailing_zeros() as usize];
+                for_each_bit(mask & (mask - 1), |p| v = Self::meet(v, line[p]));
+                v
+            })
         }
     };
 }
@@ -110,7 +133,7 @@ impl<T: Counter> Lattice for MaxLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.min(b)
     }
-    join_masked_with!(LineJoin::Max);
+    line_ops_with!(LineJoin::Max, LineMeet::Min);
 }
 
 /// Minimum (the order reversed): `get` is never above the smallest value inserted under
@@ -131,7 +154,7 @@ impl<T: Counter> Lattice for MinLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.max(b)
     }
-    join_masked_with!(LineJoin::Min);
+    line_ops_with!(LineJoin::Min, LineMeet::Max);
 }
 
 /// The additive instance (a count-min sketch): inserts add (saturating at `T::MAX`),
@@ -153,7 +176,7 @@ impl<T: Counter> Lattice for SumLattice<T> {
     fn meet(a: T, b: T) -> T {
         a.min(b)
     }
-    join_masked_with!(LineJoin::SaturatingAdd);
+    line_ops_with!(LineJoin::SaturatingAdd, LineMeet::Min);
 }
 
 /// A compact approximator (Boldi & Vigna 2005): `m` cells of lattice values in `k`
@@ -205,7 +228,7 @@ pub struct CompactApproximator<L: Lattice, S = DefaultHasher> {
     /// 64-byte boundary); 0 for subtables.
     offset: usize,
     cells: Vec<L::Value>,
-    /// Runs the blocked inserts' line kernel (`crate::line`).
+    /// Runs the blocked layout's line kernels (`crate::line`).
     backend: Backend,
 }
 
@@ -437,14 +460,14 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         }
     }
 
-    /// The backend of the blocked inserts' line kernel: `Avx512` where the CPU has
-    /// AVX-512F and AVX-512BW, else `Scalar`.
+    /// The backend of the blocked layout's line kernels (insert and lookup): `Avx512`
+    /// where the CPU has AVX-512F and AVX-512BW, else `Scalar`.
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
-    /// Switches the backend of the blocked inserts' line kernel (every backend gives the
-    /// same cells; for benchmarks and tests). Backends without a line kernel run the
+    /// Switches the backend of the blocked layout's line kernels (every backend gives the
+    /// same cells and answers; for benchmarks and tests). Backends without a line kernel run the
     /// scalar loop.
     ///
     /// # Errors
@@ -566,9 +589,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 let (base, mask) = self.line_and_mask(hash);
                 let line = &self.cells[base..base + (1 << line_shift::<L::Value>())];
                 // k >= 1: the mask has a bit.
-                let mut v = line[mask.trailing_zeros() as usize];
-                for_each_bit(mask & (mask - 1), |p| v = L::meet(v, line[p]));
-                v
+                L::meet_masked(self.backend, line, mask)
             }
         }
     }
@@ -825,13 +846,14 @@ mod tests {
     }
 
     /// A blocked table filled through every available backend's line kernel holds the
-    /// same cells as one filled by the scalar loop, for each lattice and cell size, with
+    /// same cells as one filled by the scalar loop (and answers each lookup as the scalar
+    /// meet does), for each lattice and cell size, with
     /// values that saturate the small cells.
     #[test]
     fn every_backend_fills_the_same_cells() {
         fn cells<L: Lattice>(backend: Backend) -> Vec<L::Value>
         where
-            L::Value: From<u8>,
+            L::Value: From<u8> + PartialEq,
         {
             let mut a = CompactApproximator::<L>::with_layout(
                 CellLayout::Blocked,
@@ -849,6 +871,10 @@ mod tests {
                 .map(|k| (k * 7, L::Value::from((k % 251) as u8)))
                 .collect();
             a.insert_batch(&pairs);
+            // Lookups through the backend's meet: equal to the scalar loop's.
+            let gets: Vec<L::Value> = (0..3000u32).map(|k| a.get(&k)).collect();
+            a.set_backend(Backend::Scalar).unwrap();
+            assert!((0..3000u32).zip(&gets).all(|(k, g)| a.get(&k) == *g));
             a.cells[a.offset..a.offset + a.cells()].to_vec()
         }
         fn check<L: Lattice>()

@@ -1,5 +1,5 @@
 //! One SIMD operation that joins a value into the marked cells of a blocked compact
-//! approximator's 64-byte line.
+//! approximator's 64-byte line, and the meet of those cells reduced in SIMD registers.
 //!
 //! Written by hand (no crate offers masked lane-wise joins over a cache line): a blocked
 //! insert joins its value into the 4-5 distinct cells of one line, and the scalar loop
@@ -21,6 +21,15 @@ pub enum LineJoin {
     Min,
     /// `cell + value`, stopping at the type's maximum.
     SaturatingAdd,
+}
+
+/// The cell-wise meets the kernels implement (the lattices' lookups).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineMeet {
+    /// The smallest of the cells.
+    Min,
+    /// The largest of the cells.
+    Max,
 }
 
 /// Whether this CPU runs `backend`'s line kernels (AVX-512 needs AVX-512F and BW).
@@ -58,8 +67,19 @@ pub(crate) fn detect_backend() -> Backend {
 ///
 /// The cells are `$t`; the kernels take the line as a pointer to its 64 bytes.
 macro_rules! line_kernels {
-    ($($t:ty => $kernel:ident),*) => {$(
+    ($($t:ty => $kernel:ident, $meet:ident),*) => {$(
         impl crate::approx::LineCell for $t {
+            #[inline(always)]
+            fn meet_line(backend: Backend, op: LineMeet, line: &[$t], mask: u64) -> Option<$t> {
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                if backend == Backend::Avx512 && size_of_val(line) == 64 {
+                    // SAFETY: as in `join_line`.
+                    return Some(unsafe { avx512::$meet(line.as_ptr(), op, mask) });
+                }
+                let _ = (backend, op, line, mask);
+                None
+            }
+
             #[inline(always)]
             fn join_line(backend: Backend, op: LineJoin, line: &mut [$t], mask: u64, value: $t) -> bool {
                 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -76,12 +96,113 @@ macro_rules! line_kernels {
         }
     )*};
 }
-line_kernels!(u8 => join_u8, u16 => join_u16, u32 => join_u32, u64 => join_u64);
+line_kernels!(u8 => join_u8, meet_u8, u16 => join_u16, meet_u16, u32 => join_u32, meet_u32, u64 => join_u64, meet_u64);
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx512 {
-    use super::LineJoin;
+    use super::{LineJoin, LineMeet};
     use std::arch::x86_64::*;
+
+    // Each meet: the lanes outside `mask` replaced by the meet's identity (all ones for a
+    // minimum, zero for a maximum), then the register reduced by halves.
+
+    /// # Safety
+    /// AVX-512F and AVX-512BW; `p` points to 64 readable bytes; `mask` has a bit set.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn meet_u8(p: *const u8, op: LineMeet, mask: u64) -> u8 {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            let (min, fill) = match op {
+                LineMeet::Min => (true, _mm512_set1_epi8(-1)),
+                LineMeet::Max => (false, _mm512_setzero_si512()),
+            };
+            let y = _mm512_mask_mov_epi8(fill, mask, x);
+            let (lo, hi) = (_mm512_castsi512_si256(y), _mm512_extracti64x4_epi64::<1>(y));
+            let a = if min {
+                _mm256_min_epu8(lo, hi)
+            } else {
+                _mm256_max_epu8(lo, hi)
+            };
+            let (lo, hi) = (_mm256_castsi256_si128(a), _mm256_extracti128_si256::<1>(a));
+            let mut b = if min {
+                _mm_min_epu8(lo, hi)
+            } else {
+                _mm_max_epu8(lo, hi)
+            };
+            macro_rules! fold {
+                ($bytes:literal) => {
+                    let c = _mm_srli_si128::<$bytes>(b);
+                    b = if min {
+                        _mm_min_epu8(b, c)
+                    } else {
+                        _mm_max_epu8(b, c)
+                    };
+                };
+            }
+            fold!(8);
+            fold!(4);
+            fold!(2);
+            fold!(1);
+            _mm_cvtsi128_si32(b) as u8
+        }
+    }
+
+    /// # Safety
+    /// As [`meet_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn meet_u16(p: *const u16, op: LineMeet, mask: u64) -> u16 {
+        let m = mask as u32;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            // A maximum is the complement of the minimum of the complements.
+            let flip = match op {
+                LineMeet::Min => _mm512_setzero_si512(),
+                LineMeet::Max => _mm512_set1_epi16(-1),
+            };
+            let y = _mm512_mask_mov_epi16(_mm512_set1_epi16(-1), m, _mm512_xor_si512(x, flip));
+            let (lo, hi) = (_mm512_castsi512_si256(y), _mm512_extracti64x4_epi64::<1>(y));
+            let a = _mm256_min_epu16(lo, hi);
+            let (lo, hi) = (_mm256_castsi256_si128(a), _mm256_extracti128_si256::<1>(a));
+            let b = _mm_minpos_epu16(_mm_min_epu16(lo, hi));
+            let low = _mm_cvtsi128_si32(b) as u16;
+            match op {
+                LineMeet::Min => low,
+                LineMeet::Max => !low,
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`meet_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn meet_u32(p: *const u32, op: LineMeet, mask: u64) -> u32 {
+        let m = mask as u16;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            match op {
+                LineMeet::Min => _mm512_mask_reduce_min_epu32(m, x),
+                LineMeet::Max => _mm512_mask_reduce_max_epu32(m, x),
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`meet_u8`].
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn meet_u64(p: *const u64, op: LineMeet, mask: u64) -> u64 {
+        let m = mask as u8;
+        // SAFETY: forwarded contract.
+        unsafe {
+            let x = _mm512_loadu_si512(p.cast());
+            match op {
+                LineMeet::Min => _mm512_mask_reduce_min_epu64(m, x),
+                LineMeet::Max => _mm512_mask_reduce_max_epu64(m, x),
+            }
+        }
+    }
 
     // Each kernel: the line in one register, the value broadcast, the join computed in
     // every lane and kept (`mask_*` / `mask_mov`) only in the lanes of `mask`.
@@ -185,7 +306,7 @@ mod tests {
         }
     }
 
-    /// Every kernel against the scalar join, on random lines, masks and values biased to
+    /// Every kernel against the scalar join and meet, on random lines, masks and values biased to
     /// the type's extremes (so saturation happens); where the CPU has no kernel, that
     /// `join_line` declines and leaves the line untouched.
     #[test]
@@ -232,6 +353,21 @@ mod tests {
                         value
                     ));
                     assert_eq!(scalar, line);
+                    // The meets, over a mask with at least one bit.
+                    let mask = mask | 1 << (next() % N as u64);
+                    for meet in [LineMeet::Min, LineMeet::Max] {
+                        let cells = (0..N).filter(|i| mask >> i & 1 != 0).map(|i| line[i]);
+                        let want = match meet {
+                            LineMeet::Min => cells.min(),
+                            LineMeet::Max => cells.max(),
+                        };
+                        let got = <$t as LineCell>::meet_line(Backend::Avx512, meet, &line, mask);
+                        assert_eq!(got, want.filter(|_| ran), "{meet:?} mask {mask:#x}");
+                        assert_eq!(
+                            <$t as LineCell>::meet_line(Backend::Scalar, meet, &line, mask),
+                            None
+                        );
+                    }
                 }
             }};
         }
