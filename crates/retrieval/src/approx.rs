@@ -467,8 +467,27 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     }
 
     /// Switches the backend of the blocked layout's line kernels (every backend gives the
-    /// same cells and answers; for benchmarks and tests). Backends without a line kernel run the
-    /// scalar loop.
+    /// same cells and answers; for benchmarks and tests). Backends without a line kernel
+    /// run the scalar loop.
+    ///
+    /// ```
+    /// use bloomforge_core::Backend;
+    /// use bloomforge_retrieval::{CellLayout, CountMin};
+    ///
+    /// let mut fast = CountMin::<u8>::builder()
+    ///     .expected_items(1000)
+    ///     .layout(CellLayout::Blocked)
+    ///     .build()?;
+    /// let mut scalar = fast.clone();
+    /// scalar.set_backend(Backend::Scalar)?;
+    /// for k in 0..1000u32 {
+    ///     fast.insert(&k, 2);
+    ///     scalar.insert(&k, 2);
+    /// }
+    /// assert!((0..2000u32).all(|k| fast.get(&k) == scalar.get(&k)));
+    /// assert!((0..1000u32).all(|k| fast.get(&k) >= 2));
+    /// # Ok::<(), bloomforge_retrieval::RetrievalError>(())
+    /// ```
     ///
     /// # Errors
     /// Core's `BackendUnavailable` if this CPU cannot run it (AVX-512 needs AVX-512F and
