@@ -326,9 +326,9 @@ const fn line_shift<T>() -> u32 {
 }
 
 /// Keys hashed at a time by the batch operations.
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 /// Keys ahead of the one applied whose cells are prefetched.
-const AHEAD: usize = 16;
+const AHEAD: usize = 32;
 
 /// A count-min sketch: [`CompactApproximator`] over [`SumLattice`].
 pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
