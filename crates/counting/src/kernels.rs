@@ -690,18 +690,8 @@ dispatch_fn! { d_contains_batch<H: HashSource>(lines: &[CounterLine], k: u32, sr
 /// `Scalar` and `Wide` both run the portable kernel (nibble counters gain nothing from
 /// `wide`'s vectors without shuffles), so both are always available.
 pub(crate) fn backend_available(backend: Backend) -> bool {
-    match backend {
-        Backend::Scalar | Backend::Wide => true,
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 => {
-            std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("avx512f")
-                && std::is_x86_feature_detected!("avx512bw")
-        }
-        _ => false,
-    }
+    // Core's check: AVX-512 there is AVX2 + AVX-512F, plus AVX-512BW here.
+    backend.is_available_with_bw()
 }
 
 /// The fastest backend this CPU runs, detected once per process.

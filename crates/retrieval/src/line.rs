@@ -34,17 +34,7 @@ pub enum LineMeet {
 
 /// Whether this CPU runs `backend`'s line kernels (AVX-512 needs AVX-512F and BW).
 pub(crate) fn backend_available(backend: Backend) -> bool {
-    match backend {
-        Backend::Scalar | Backend::Wide => true,
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 => {
-            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
-        }
-        #[allow(unreachable_patterns)]
-        _ => false,
-    }
+    backend.is_available_with_bw()
 }
 
 /// The backend new approximators use: `Avx512` where available, else `Scalar` (no other

@@ -80,6 +80,25 @@ impl Backend {
         }
     }
 
+    /// Whether this CPU runs the backend's kernels on 8- and 16-bit lanes: as
+    /// [`is_available`](Self::is_available), and for `Avx512` AVX-512BW as well. The
+    /// counting filter's and the compact approximator's AVX-512 kernels work on bytes and
+    /// words, which AVX-512F alone lacks.
+    ///
+    /// ```
+    /// use bloomforge_core::Backend;
+    /// assert!(Backend::Scalar.is_available_with_bw());
+    /// assert!(!Backend::Avx512.is_available_with_bw() || Backend::Avx512.is_available());
+    /// ```
+    pub fn is_available_with_bw(self) -> bool {
+        self.is_available()
+            && match self {
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                Backend::Avx512 => std::is_x86_feature_detected!("avx512bw"),
+                _ => true,
+            }
+    }
+
     /// Every backend this CPU supports, slowest (scalar) first.
     pub fn available() -> Vec<Backend> {
         [
