@@ -79,7 +79,7 @@ pub trait Lattice {
     #[inline(always)]
     fn join_masked(backend: Backend, line: &mut [Self::Value], mask: u64, value: Self::Value) {
         let _ = backend;
-        for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
+        join_each::<Self>(line, mask, value);
     }
 
     /// The meet of the cells of `line` whose bit is set in `mask` (at least one): a
@@ -89,10 +89,22 @@ pub trait Lattice {
     #[inline(always)]
     fn meet_masked(backend: Backend, line: &[Self::Value], mask: u64) -> Self::Value {
         let _ = backend;
-        let mut v = line[mask.trailing_zeros() as usize];
-        for_each_bit(mask & (mask - 1), |p| v = Self::meet(v, line[p]));
-        v
+        meet_each::<Self>(line, mask)
     }
+}
+
+/// The scalar join: `value` into each cell of `line` whose bit is set in `mask`, once.
+#[inline(always)]
+fn join_each<L: Lattice + ?Sized>(line: &mut [L::Value], mask: u64, value: L::Value) {
+    for_each_bit(mask, |p| line[p] = L::join(line[p], value));
+}
+
+/// The scalar meet of the cells of `line` whose bit is set in `mask` (at least one).
+#[inline(always)]
+fn meet_each<L: Lattice + ?Sized>(line: &[L::Value], mask: u64) -> L::Value {
+    let mut v = line[mask.trailing_zeros() as usize];
+    for_each_bit(mask & (mask - 1), |p| v = L::meet(v, line[p]));
+    v
 }
 
 /// `join_masked` / `meet_masked` of a lattice whose join and meet are `$join` / `$meet`
@@ -102,16 +114,13 @@ macro_rules! line_ops_with {
         #[inline(always)]
         fn join_masked(backend: Backend, line: &mut [T], mask: u64, value: T) {
             if !T::join_line(backend, $join, line, mask, value) {
-                for_each_bit(mask, |p| line[p] = Self::join(line[p], value));
+                join_each::<Self>(line, mask, value);
             }
         }
         #[inline(always)]
         fn meet_masked(backend: Backend, line: &[T], mask: u64) -> T {
-            T::meet_line(backend, $meet, line, mask).unwrap_or_else(|| {
-                let mut v = line[mask.trailing_zeros() as usize];
-                for_each_bit(mask & (mask - 1), |p| v = Self::meet(v, line[p]));
-                v
-            })
+            T::meet_line(backend, $meet, line, mask)
+                .unwrap_or_else(|| meet_each::<Self>(line, mask))
         }
     };
 }
