@@ -336,6 +336,28 @@ impl<S: BuildHasher> StandardBloomFilter<S> {
         })
     }
 
+    /// [`contains_hash`](Self::contains_hash) that stops at the first unset bit whatever
+    /// the array's size. `contains_hash` takes all `k` probes without a branch on arrays of
+    /// up to 16 MiB, assuming they stay in cache; a caller whose array shares the cache
+    /// with others it queries in turn (a stack of filters, as in the scalable filter of
+    /// `bloomforge-stream`) would wait on `k` misses for each non-member, where this waits
+    /// on about two at half fill. Same answer, always.
+    #[inline]
+    pub fn contains_hash_early_exit(&self, hash: u64) -> bool {
+        let words = &*self.words;
+        let mut probes = Probes::new(hash);
+        (0..self.k).all(|_| test_bit(words, probes.next_pos(self.num_bits)))
+    }
+
+    /// Prefetches the cache lines of the first `probes` probes (at most `k`) of the key
+    /// of 64-bit hash `hash`, so that a query of it moments later, or of other filters'
+    /// lines in between, overlaps their misses. Never reads the array (a prefetch does
+    /// not fault).
+    #[inline]
+    pub fn prefetch_hash(&self, hash: u64, probes: u32) {
+        prefetch_probes(self.words.as_ptr(), self.num_bits, probes.min(self.k), hash);
+    }
+
     /// Inserts every key of `keys`, prefetching the probe lines of keys a few places ahead.
     pub fn insert_batch<T: Hash>(&mut self, keys: &[T]) {
         let hasher = &self.hasher;

@@ -710,6 +710,40 @@ fn standard_pipelined_batch_matches_single_calls_on_a_large_array() {
     }
 }
 
+/// The early-exit query answers as `contains_hash` on both sides of the 16 MiB rule (the
+/// small array's `contains_hash` takes all probes branch-free), for members and for
+/// non-members, some of them false positives; `prefetch_hash` changes nothing.
+#[test]
+fn standard_early_exit_query_matches_contains_hash() {
+    use std::hash::BuildHasher;
+    for bits in [20_000u64, 150_000_000] {
+        let mut f = StandardBloomFilter::with_num_bits(bits).hashes(7).unwrap();
+        let n = (bits / 5).min(20_000);
+        let keys: Vec<u64> = (0..n)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        f.insert_batch(&keys);
+        let before = f.clone();
+        let mut positives = 0;
+        for i in 0..2 * n + 5000 {
+            let h = f.hasher().hash_one(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            f.prefetch_hash(h, 3);
+            f.prefetch_hash(h, 100);
+            let yes = f.contains_hash(h);
+            assert_eq!(f.contains_hash_early_exit(h), yes, "bits {bits}, key {i}");
+            positives += usize::from(yes);
+        }
+        assert!(positives >= n as usize, "bits {bits}: {positives}");
+        if bits == 20_000 {
+            assert!(
+                positives > n as usize + 100,
+                "small array: no false positive tried"
+            );
+        }
+        assert!(f == before);
+    }
+}
+
 #[test]
 fn atomic_statistics_match_plain() {
     let keys = SplitMix64(23).keys(5000);

@@ -12,7 +12,7 @@
 
 use bloomforge_core::math::{blocked512_size, split_block_bits_per_key, std_bits_per_key, std_fp};
 use bloomforge_core::BlockedBloomFilter;
-use bloomforge_stream::{ScalableBloomFilter, StableBloomFilter};
+use bloomforge_stream::{ScalableBloomFilter, SliceLayout, StableBloomFilter};
 use growable_bloom_filter::{GrowableBloom, GrowableBloomBuilder};
 use std::hint::black_box;
 use std::time::Instant;
@@ -44,6 +44,17 @@ fn growable_bytes(g: &GrowableBloom, n0: u64, p: f64) -> u64 {
         i += 1;
     }
     bytes
+}
+
+/// Ours at the settings of every comparison here (`n0`, `P`, `r`), in `layout`.
+fn scalable(layout: SliceLayout) -> ScalableBloomFilter {
+    ScalableBloomFilter::builder()
+        .expected_items(N0)
+        .false_pos(P)
+        .tightening_ratio(R)
+        .layout(layout)
+        .build()
+        .unwrap()
 }
 
 fn growable(n0: u64, p: f64) -> GrowableBloom {
@@ -124,20 +135,17 @@ fn memory() {
     println!("Scalable filters grown from n0 = {N0}, target P = {P}, s = 2, r = {R}; FP over {q} non-members.");
     println!("growable at P: its own reading of P (compound bound P / (1 - r)); growable at P(1-r): the same bound as ours.");
     println!();
-    println!("| n | slices | ours bits/key | ours FP | fixed blocked bits/key | fixed FP | growable at P bits/key | its FP | growable at P(1-r) bits/key | its FP | ours / fixed | ours / growable at P | ours / growable at P(1-r) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut ours = ScalableBloomFilter::builder()
-        .expected_items(N0)
-        .false_pos(P)
-        .tightening_ratio(R)
-        .build()
-        .unwrap();
+    println!("| n | slices | ours bits/key | ours FP | ours standard slices: bits/key | its FP | fixed blocked bits/key | fixed FP | growable at P bits/key | its FP | growable at P(1-r) bits/key | its FP | ours / fixed | ours / growable at P | ours / growable at P(1-r) | ours standard / growable at P(1-r) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut ours = scalable(SliceLayout::Blocked);
+    let mut ours_std = scalable(SliceLayout::Standard);
     let mut peer = growable(N0, P);
     let mut peer_eq = growable(N0, P * (1.0 - R));
     let mut done = 0u64;
     for &n in &checkpoints {
         for i in done..n {
             ours.insert(&key(i)).unwrap();
+            ours_std.insert(&key(i)).unwrap();
             peer.insert(key(i));
             peer_eq.insert(key(i));
         }
@@ -151,22 +159,30 @@ fn memory() {
         let mut out = vec![false; keys.len()];
         ours.contains_batch(&keys, &mut out).unwrap();
         assert!(out.iter().all(|&b| b), "scalable: false negative");
+        ours_std.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "scalable, standard: false negative");
         assert!(
             keys.iter()
                 .all(|k| peer.contains(k) && peer_eq.contains(k) && fixed.contains(k)),
             "false negative"
         );
         let bpk = |bytes: u64| bytes as f64 * 8.0 / n as f64;
-        let (o, fx) = (ours.memory_bytes(), fixed.num_bits() / 8);
+        let (o, os, fx) = (
+            ours.memory_bytes(),
+            ours_std.memory_bytes(),
+            fixed.num_bits() / 8,
+        );
         let (g, ge) = (
             growable_bytes(&peer, N0, P),
             growable_bytes(&peer_eq, N0, P * (1.0 - R)),
         );
         println!(
-            "| {n} | {} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.3} | {:.3} |",
+            "| {n} | {} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.5} | {:.2} | {:.3} | {:.3} | {:.3} |",
             ours.num_slices(),
             bpk(o),
             fp_of(q, |k| ours.contains(&k)),
+            bpk(os),
+            fp_of(q, |k| ours_std.contains(&k)),
             bpk(fx),
             fp_of(q, |k| fixed.contains(&k)),
             bpk(g),
@@ -176,6 +192,7 @@ fn memory() {
             o as f64 / fx as f64,
             o as f64 / g as f64,
             o as f64 / ge as f64,
+            os as f64 / ge as f64,
         );
     }
 
@@ -193,6 +210,7 @@ fn memory() {
     let (mut t_ours, mut t_blk, mut t_split, mut t_std, mut t_gro, mut t_blk_gro) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut gro_bound = 0.0;
+    let t_ours_std = ours_std.memory_bytes() as f64 * 8.0;
     for (i, (f, _, cap)) in ours.slices_with_len().enumerate() {
         let pi = P * (1.0 - R) * R.powi(i as i32);
         let (c, _) = blocked512_size(pi);
@@ -220,7 +238,8 @@ fn memory() {
     println!();
     println!(
         "All {} slices, Mbit: ours {:.1}; core's exact blocked sizes without rounding blocks up {:.1} ({:+.2} %); \
-         split-block {:.1} ({:+.1} %); standard {:.1} ({:+.1} %); growable at P(1-r) {:.1} (ours {:+.1} %). \
+         split-block {:.1} ({:+.1} %); standard {:.1} ({:+.1} %); ours with standard slices {:.1} ({:+.1} %); \
+         growable at P(1-r) {:.1} (ours {:+.1} %, ours with standard slices {:+.1} %). \
          growable's slices reach 2^-k, not their target: its compound bound is {gro_bound:.5}, not {P}; \
          blocked-512 slices at those rates would take {:.1} Mbit ({:+.1} % against growable).",
         ours.num_slices(),
@@ -231,8 +250,11 @@ fn memory() {
         (t_split / t_ours - 1.0) * 100.0,
         m(t_std),
         (t_std / t_ours - 1.0) * 100.0,
+        m(t_ours_std),
+        (t_ours_std / t_ours - 1.0) * 100.0,
         m(t_gro),
         (t_ours / t_gro - 1.0) * 100.0,
+        (t_ours_std / t_gro - 1.0) * 100.0,
         m(t_blk_gro),
         (t_blk_gro / t_gro - 1.0) * 100.0,
     );
@@ -241,21 +263,27 @@ fn memory() {
     println!();
     println!("RedisBloom defaults (BF.ADD: error_rate 0.01, capacity 100, expansion 2, tightening 0.5), by its sizing formula, against ours measured at the same settings (n0 = 100, P = 0.01, s = 2, r = 0.5) and at our default r = 0.85.");
     println!();
-    println!("| n | RedisBloom links | RedisBloom bits/key | its FP (formula) | ours r = 0.5 slices | bits/key | FP | ours / RedisBloom | ours r = 0.85 slices | bits/key | FP |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let mk = |r: f64| {
+    println!("| n | RedisBloom links | RedisBloom bits/key | its FP (formula) | ours r = 0.5 slices | bits/key | FP | ours / RedisBloom | ours r = 0.5, standard slices: bits/key | FP | ours standard / RedisBloom | ours r = 0.85 slices | bits/key | FP |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mk = |r: f64, layout| {
         ScalableBloomFilter::builder()
             .expected_items(100)
             .false_pos(0.01)
             .tightening_ratio(r)
+            .layout(layout)
             .build()
             .unwrap()
     };
-    let (mut half, mut dflt) = (mk(0.5), mk(R));
+    let (mut half, mut half_std, mut dflt) = (
+        mk(0.5, SliceLayout::Blocked),
+        mk(0.5, SliceLayout::Standard),
+        mk(R, SliceLayout::Blocked),
+    );
     let mut done = 0u64;
     for &n in &checkpoints {
         for i in done..n {
             half.insert(&key(i)).unwrap();
+            half_std.insert(&key(i)).unwrap();
             dflt.insert(&key(i)).unwrap();
         }
         done = n;
@@ -265,15 +293,20 @@ fn memory() {
         assert!(out.iter().all(|&b| b), "scalable: false negative");
         dflt.contains_batch(&keys, &mut out).unwrap();
         assert!(out.iter().all(|&b| b), "scalable: false negative");
+        half_std.contains_batch(&keys, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b), "scalable: false negative");
         let (links, bits, rfp) = redis_chain(n, 100, 0.01, 2);
         let bpk = |bits: f64| bits / n as f64;
         println!(
-            "| {n} | {links} | {:.2} | {rfp:.5} | {} | {:.2} | {:.5} | {:.3} | {} | {:.2} | {:.5} |",
+            "| {n} | {links} | {:.2} | {rfp:.5} | {} | {:.2} | {:.5} | {:.3} | {:.2} | {:.5} | {:.3} | {} | {:.2} | {:.5} |",
             bpk(bits as f64),
             half.num_slices(),
             bpk(half.memory_bytes() as f64 * 8.0),
             fp_of(q, |k| half.contains(&k)),
             half.memory_bytes() as f64 * 8.0 / bits as f64,
+            bpk(half_std.memory_bytes() as f64 * 8.0),
+            fp_of(q, |k| half_std.contains(&k)),
+            half_std.memory_bytes() as f64 * 8.0 / bits as f64,
             dflt.num_slices(),
             bpk(dflt.memory_bytes() as f64 * 8.0),
             fp_of(q, |k| dflt.contains(&k)),
@@ -281,93 +314,154 @@ fn memory() {
     }
 }
 
-/// Insert and query times of ours and growable-bloom-filter at 10^7 keys.
+/// Insert and query times of ours (both slice layouts) and growable-bloom-filter at 10^7
+/// keys. Every timing is a median of 5 rounds, each round running every subject in turn
+/// (these cores are shared: a slow moment hits a round, not one subject).
 fn speed() {
+    const ROUNDS: usize = 5;
     let q = 1_000_000u64;
     let n = 10_000_000u64;
-    let mut ours = ScalableBloomFilter::builder()
-        .expected_items(N0)
-        .false_pos(P)
-        .tightening_ratio(R)
-        .build()
-        .unwrap();
-    let mut peer = growable(N0, P);
-    let t = Instant::now();
-    for i in 0..n {
-        ours.insert(&key(i)).unwrap();
-    }
-    let t_ours = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    for i in 0..n {
-        peer.insert(key(i));
-    }
-    let t_peer = t.elapsed().as_secs_f64();
-    let mut batched = ScalableBloomFilter::builder()
-        .expected_items(N0)
-        .false_pos(P)
-        .tightening_ratio(R)
-        .build()
-        .unwrap();
     let all: Vec<u64> = (0..n).map(key).collect();
-    let t = Instant::now();
-    for chunk in all.chunks(1 << 16) {
-        batched.insert_batch(chunk).unwrap();
-    }
-    let t_batch = t.elapsed().as_secs_f64();
-    assert!(
-        batched == ours,
-        "batch and one-by-one inserts build the same filter"
-    );
-    let mut out = vec![false; all.len()];
-    ours.contains_batch(&all, &mut out).unwrap();
-    assert!(out.iter().all(|&b| b), "scalable: false negative");
-    assert!(
-        all.iter().all(|k| peer.contains(k)),
-        "growable: false negative"
-    );
-    drop(all);
-    println!();
-    println!(
-        "Inserting {n} keys through insert_batch (chunks of 65536): {:.1} ns/key.",
-        t_batch * 1e9 / n as f64
-    );
-    println!("Inserting {n} keys one by one (each insert first queries every slice): ours {:.1} ns/key, growable {:.1} ns/key.", t_ours * 1e9 / n as f64, t_peer * 1e9 / n as f64);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ns = |t: Instant, keys: u64| t.elapsed().as_secs_f64() * 1e9 / keys as f64;
 
-    // Queries at n = 10M, three runs each, median.
+    // Inserts: one by one (each insert first queries every slice) and by batches, a fresh
+    // filter each round (2 rounds: 10^7 keys each).
+    let layouts = [SliceLayout::Blocked, SliceLayout::Standard];
+    // growable-bloom-filter as it reads P, and at P (1 - r), our guarantee.
+    let peer_rates = [P, P * (1.0 - R)];
+    let (mut one, mut batch, mut peer_one) = (vec![vec![]; 2], vec![vec![]; 2], vec![vec![]; 2]);
+    let mut built = Vec::new();
+    for round in 0..2 {
+        built.clear();
+        for (j, &layout) in layouts.iter().enumerate() {
+            let mut f = scalable(layout);
+            let t = Instant::now();
+            for k in &all {
+                f.insert(k).unwrap();
+            }
+            one[j].push(ns(t, n));
+            let mut b = scalable(layout);
+            let t = Instant::now();
+            for chunk in all.chunks(1 << 16) {
+                b.insert_batch(chunk).unwrap();
+            }
+            batch[j].push(ns(t, n));
+            assert!(b == f, "batch and one-by-one inserts build the same filter");
+            built.push(f);
+        }
+        let mut peers = Vec::new();
+        for (j, &p) in peer_rates.iter().enumerate() {
+            let mut g = growable(N0, p);
+            let t = Instant::now();
+            for &k in &all {
+                g.insert(k);
+            }
+            peer_one[j].push(ns(t, n));
+            peers.push(g);
+        }
+        if round == 1 {
+            let mut out = vec![false; all.len()];
+            for f in &built {
+                f.contains_batch(&all, &mut out).unwrap();
+                assert!(out.iter().all(|&b| b), "scalable: false negative");
+            }
+            for g in &peers {
+                assert!(
+                    all.iter().all(|k| g.contains(k)),
+                    "growable: false negative"
+                );
+            }
+            speed_queries(&built, &peers, &peer_rates, n, q, ROUNDS);
+        }
+    }
+    println!();
+    println!("Inserting {n} keys (median of 2 rounds), ns/key:");
+    println!();
+    println!("| subject | one by one | insert_batch (chunks of 65536) |");
+    println!("|---|---|---|");
+    for (j, layout) in layouts.iter().enumerate() {
+        println!(
+            "| ours, {layout:?} slices | {:.1} | {:.1} |",
+            median(one[j].clone()),
+            median(batch[j].clone())
+        );
+    }
+    for (j, p) in peer_rates.iter().enumerate() {
+        println!(
+            "| growable-bloom-filter at {p} | {:.1} | |",
+            median(peer_one[j].clone())
+        );
+    }
+}
+
+/// The query half of [`speed`]: positives, negatives one by one and negatives by batch,
+/// `rounds` interleaved rounds.
+fn speed_queries(
+    ours: &[ScalableBloomFilter],
+    peers: &[GrowableBloom],
+    peer_rates: &[f64],
+    n: u64,
+    q: u64,
+    rounds: usize,
+) {
     let pos: Vec<u64> = (0..q).map(|i| key(i * (n / q))).collect();
     let neg: Vec<u64> = (0..q).map(|i| key(i | (1 << 61))).collect();
-    let median = |mut f: Box<dyn FnMut() -> usize>| {
-        let mut v: Vec<f64> = (0..3)
-            .map(|_| {
-                let t = Instant::now();
-                black_box(f());
-                t.elapsed().as_secs_f64() * 1e9 / q as f64
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[1]
+    let time = |f: &mut dyn FnMut() -> usize| {
+        let t = Instant::now();
+        black_box(f());
+        t.elapsed().as_secs_f64() * 1e9 / q as f64
     };
-    let o = &ours;
-    let g = &peer;
-    let (pk, nk) = (&pos, &neg);
-    let ours_pos = median(Box::new(move || {
-        pk.iter().filter(|k| o.contains(*k)).count()
-    }));
-    let ours_neg = median(Box::new(move || {
-        nk.iter().filter(|k| o.contains(*k)).count()
-    }));
-    let ours_neg_batch = median(Box::new(move || {
-        let mut out = vec![false; nk.len()];
-        o.contains_batch(nk, &mut out).unwrap();
-        out.iter().filter(|&&b| b).count()
-    }));
-    let peer_pos = median(Box::new(move || {
-        pk.iter().filter(|k| g.contains(*k)).count()
-    }));
-    let peer_neg = median(Box::new(move || {
-        nk.iter().filter(|k| g.contains(*k)).count()
-    }));
-    println!("Queries at n = {n} (median of 3 runs of {q}): ours {ours_pos:.1} ns positive, {ours_neg:.1} ns negative, {ours_neg_batch:.1} ns negative in a batch; growable {peer_pos:.1} ns positive, {peer_neg:.1} ns negative.");
+    // [subject][measure][round]; subjects: ours per layout, then the peer.
+    let mut v = vec![vec![Vec::new(); 3]; ours.len() + peers.len()];
+    for _ in 0..rounds {
+        for (j, f) in ours.iter().enumerate() {
+            v[j][0].push(time(&mut || pos.iter().filter(|k| f.contains(*k)).count()));
+            v[j][1].push(time(&mut || neg.iter().filter(|k| f.contains(*k)).count()));
+            v[j][2].push(time(&mut || {
+                let mut out = vec![false; neg.len()];
+                f.contains_batch(&neg, &mut out).unwrap();
+                out.iter().filter(|&&b| b).count()
+            }));
+        }
+        for (j, g) in peers.iter().enumerate() {
+            let j = ours.len() + j;
+            v[j][0].push(time(&mut || pos.iter().filter(|k| g.contains(*k)).count()));
+            v[j][1].push(time(&mut || neg.iter().filter(|k| g.contains(*k)).count()));
+        }
+    }
+    let med = |x: &[f64]| {
+        let mut x = x.to_vec();
+        x.sort_by(f64::total_cmp);
+        x.get(x.len() / 2).copied()
+    };
+    println!();
+    println!("Queries at n = {n} (median of {rounds} interleaved rounds of {q}), ns/key:");
+    println!();
+    println!("| subject | bits/key | positive | negative | negative, contains_batch |");
+    println!("|---|---|---|---|---|");
+    for (j, f) in ours.iter().enumerate() {
+        println!(
+            "| ours, {:?} slices | {:.2} | {:.1} | {:.1} | {:.1} |",
+            f.layout(),
+            f.memory_bytes() as f64 * 8.0 / n as f64,
+            med(&v[j][0]).unwrap_or(f64::NAN),
+            med(&v[j][1]).unwrap_or(f64::NAN),
+            med(&v[j][2]).unwrap_or(f64::NAN)
+        );
+    }
+    for (j, (g, &p)) in peers.iter().zip(peer_rates).enumerate() {
+        let j = ours.len() + j;
+        println!(
+            "| growable-bloom-filter at {p} | {:.2} | {:.1} | {:.1} | |",
+            growable_bytes(g, N0, p) as f64 * 8.0 / n as f64,
+            med(&v[j][0]).unwrap_or(f64::NAN),
+            med(&v[j][1]).unwrap_or(f64::NAN)
+        );
+    }
 }
 
 /// The stable filter's cost per insert, against the crate `stable-bloom-filter`.

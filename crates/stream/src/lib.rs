@@ -35,8 +35,9 @@ pub use attenuated::{
 };
 pub use error::{Result, StreamError};
 pub use scalable::{
-    ScalableBloomFilter, ScalableBloomFilterBuilder, DEFAULT_GROWTH_FACTOR,
-    DEFAULT_INITIAL_CAPACITY, DEFAULT_MAX_SLICES, DEFAULT_TIGHTENING_RATIO, MAX_SLICES_LIMIT,
+    ScalableBloomFilter, ScalableBloomFilterBuilder, SliceFilter, SliceLayout,
+    DEFAULT_GROWTH_FACTOR, DEFAULT_INITIAL_CAPACITY, DEFAULT_MAX_SLICES, DEFAULT_TIGHTENING_RATIO,
+    MAX_SLICES_LIMIT,
 };
 pub use stable::{
     decrements_for, hashes_for, stable_false_pos, stable_point, StableBloomFilter,

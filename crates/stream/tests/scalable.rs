@@ -1,25 +1,38 @@
 //! Scalable Bloom filter: growth, the compound false-positive bound, batches, union,
 //! serialization and errors.
 
-use bloomforge_stream::{ScalableBloomFilter, StreamError};
+use bloomforge_stream::{ScalableBloomFilter, SliceFilter, SliceLayout, StreamError};
 use proptest::prelude::*;
 use statrs::distribution::{Binomial, DiscreteCDF};
 use std::collections::HashSet;
 
+/// Both slice layouts.
+const LAYOUTS: [SliceLayout; 2] = [SliceLayout::Blocked, SliceLayout::Standard];
+
 /// After 1000x the initial capacity (100 -> 100 000 keys, ten slices) there is no false
 /// negative, the compound rate from the slices' fill is below `P`, and the measured
-/// false-positive count is below the (1 - 5e-7) quantile of Binomial(Q, P): if the true
-/// rate is at most `P` (the design), each of the two runs fails with probability at most
-/// 5e-7, the test at most 1e-6. Fixed seeds.
+/// false-positive count is below the (1 - 2.5e-7) quantile of Binomial(Q, P): if the true
+/// rate is at most `P` (the design), each of the four runs (two rates, two layouts) fails
+/// with probability at most 2.5e-7, the test at most 1e-6. Fixed seeds.
 #[test]
 fn fp_stays_below_target_after_1000x_growth() {
-    for (p, seed) in [(0.01, 1u64), (0.001, 2)] {
+    for layout in LAYOUTS {
+        for (p, seed) in [(0.01, 1u64), (0.001, 2)] {
+            fp_after_growth(layout, p, seed);
+        }
+    }
+}
+
+fn fp_after_growth(layout: SliceLayout, p: f64, seed: u64) {
+    {
         let mut f = ScalableBloomFilter::builder()
             .expected_items(100)
             .false_pos(p)
             .seed(seed)
+            .layout(layout)
             .build()
             .unwrap();
+        assert_eq!(f.layout(), layout);
         let keys: Vec<u64> = (0..100_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
@@ -44,10 +57,10 @@ fn fp_stays_below_target_after_1000x_growth() {
         let mut out = vec![false; probes.len()];
         f.contains_batch(&probes, &mut out).unwrap();
         let hits = out.iter().filter(|&&b| b).count() as u64;
-        let hi = Binomial::new(p, q).unwrap().inverse_cdf(1.0 - 5e-7);
+        let hi = Binomial::new(p, q).unwrap().inverse_cdf(1.0 - 2.5e-7);
         assert!(
             hits <= hi,
-            "p={p}: {hits} false positives of {q}, bound {hi}"
+            "{layout:?}, p={p}: {hits} false positives of {q}, bound {hi}"
         );
         // The single-key path agrees with the batch.
         for (k, &b) in probes.iter().zip(&out).take(20_000) {
@@ -163,10 +176,17 @@ fn invalid_parameters_are_typed_errors() {
 
 #[test]
 fn union_of_equal_stacks() {
+    for layout in LAYOUTS {
+        union_in(layout);
+    }
+}
+
+fn union_in(layout: SliceLayout) {
     let mk = || {
         ScalableBloomFilter::builder()
             .expected_items(20)
             .seed(3)
+            .layout(layout)
             .build()
             .unwrap()
     };
@@ -186,6 +206,7 @@ fn union_of_equal_stacks() {
     let other = ScalableBloomFilter::builder()
         .expected_items(20)
         .seed(4)
+        .layout(layout)
         .build()
         .unwrap();
     let before = a.clone();
@@ -199,6 +220,7 @@ fn union_of_equal_stacks() {
     let other = ScalableBloomFilter::builder()
         .expected_items(21)
         .seed(3)
+        .layout(layout)
         .build()
         .unwrap();
     let e = a.union(&other).unwrap_err();
@@ -206,14 +228,37 @@ fn union_of_equal_stacks() {
         e.to_string(),
         "cannot combine filters: initial capacity differs (20 vs 21); build both with the same parameters"
     );
+    // A stack of the other layout (equal in every other parameter) is refused by name.
+    let other_layout = LAYOUTS.into_iter().find(|&l| l != layout).unwrap();
+    let mut other = ScalableBloomFilter::builder()
+        .expected_items(20)
+        .seed(3)
+        .layout(other_layout)
+        .build()
+        .unwrap();
+    other.insert(&1u64).unwrap();
+    match a.union(&other) {
+        Err(StreamError::Incompatible {
+            parameter: "slice layout",
+            ..
+        }) => {}
+        r => panic!("{r:?}"),
+    }
     assert_eq!(a, before);
 }
 
 #[test]
 fn serialization_round_trips_and_rejects_damage() {
+    for layout in LAYOUTS {
+        round_trip_in(layout);
+    }
+}
+
+fn round_trip_in(layout: SliceLayout) {
     let mut f = ScalableBloomFilter::builder()
         .expected_items(8)
         .seed(9)
+        .layout(layout)
         .build()
         .unwrap();
     for i in 0..200u64 {
@@ -222,6 +267,8 @@ fn serialization_round_trips_and_rejects_damage() {
     let bytes = f.to_bytes();
     let g = ScalableBloomFilter::from_bytes(&bytes).unwrap();
     assert_eq!(f, g);
+    assert_eq!(g.layout(), layout);
+    assert!(g.slices().all(|s| s.layout() == layout));
     assert_eq!(ScalableBloomFilter::read_from(&bytes[..]).unwrap(), f);
     let mut w = Vec::new();
     f.write_to(&mut w).unwrap();
@@ -248,6 +295,22 @@ fn serialization_round_trips_and_rejects_damage() {
     bad[8..12].copy_from_slice(&1000u32.to_le_bytes());
     bloomforge_core::format::reseal(&mut bad);
     assert!(ScalableBloomFilter::from_bytes(&bad).is_err());
+    // A stack whose slices disagree on their layout: the second slice's kind byte
+    // changed (blocked 1 <-> standard 3), both checksums resealed.
+    assert!(f.num_slices() >= 2);
+    let first = bloomforge_core::format::HEADER_LEN + 40;
+    let first_len = u64::from_le_bytes(bytes[first + 8..first + 16].try_into().unwrap());
+    let second = first + 16 + first_len as usize + 16;
+    let mut bad = bytes.clone();
+    bad[second + 6] ^= 1 ^ 3;
+    bloomforge_core::format::reseal(&mut bad[second..]);
+    bloomforge_core::format::reseal(&mut bad);
+    match ScalableBloomFilter::from_bytes(&bad) {
+        Err(StreamError::Core(bloomforge_core::Error::Corrupt { reason })) => {
+            assert_eq!(reason, "scalable filter: slices of two layouts")
+        }
+        r => panic!("{r:?}"),
+    }
 }
 
 #[test]
@@ -265,8 +328,9 @@ proptest! {
     /// Against a `HashSet`: every inserted key is present; `len` counts at most the
     /// distinct keys; the batch query equals the single one.
     #[test]
-    fn model(keys in proptest::collection::vec(0u64..5000, 0..600), probes in proptest::collection::vec(0u64..10_000, 0..200)) {
-        let mut f = ScalableBloomFilter::builder().expected_items(4).false_pos(0.05).build().unwrap();
+    fn model(keys in proptest::collection::vec(0u64..5000, 0..600), probes in proptest::collection::vec(0u64..10_000, 0..200), standard: bool) {
+        let layout = if standard { SliceLayout::Standard } else { SliceLayout::Blocked };
+        let mut f = ScalableBloomFilter::builder().expected_items(4).false_pos(0.05).layout(layout).build().unwrap();
         let mut set = HashSet::new();
         for k in &keys {
             let maybe = f.insert(k).unwrap();
@@ -297,10 +361,17 @@ fn filters_are_send_and_sync() {
 /// repeated within and across batches, many growths), and counts the same new keys.
 #[test]
 fn batch_insert_equals_one_by_one() {
+    for layout in LAYOUTS {
+        batch_insert_in(layout);
+    }
+}
+
+fn batch_insert_in(layout: SliceLayout) {
     let mk = || {
         ScalableBloomFilter::builder()
             .expected_items(50)
             .seed(11)
+            .layout(layout)
             .build()
             .unwrap()
     };
@@ -326,11 +397,18 @@ fn batch_insert_equals_one_by_one() {
 /// a length mismatch that leaves `out` untouched.
 #[test]
 fn batch_query_equals_single_queries() {
+    for layout in LAYOUTS {
+        batch_query_in(layout);
+    }
+}
+
+fn batch_query_in(layout: SliceLayout) {
     use std::hash::BuildHasher;
     let mut f = ScalableBloomFilter::builder()
         .expected_items(64)
         .false_pos(0.2)
         .seed(21)
+        .layout(layout)
         .build()
         .unwrap();
     let members: Vec<u64> = (0..60_000u64)
@@ -404,4 +482,56 @@ fn slices_meet_their_rate_in_no_more_bits_than_cores_sizing() {
         }
     }
     assert!(fewer_bits >= 3, "{fewer_bits}");
+}
+
+/// Standard slices: each meets its rate `P (1 - r) r^i` by the classic formula at its
+/// bits and `k`, is exactly core's standard sizing for it, and the stack takes fewer
+/// bits than the blocked one and than `growable-bloom-filter` 2.1.1 at the same
+/// guarantee (its slices sized for `P (1 - r) r^i` by its `Bloom::new`: `ceil(log2 1/p)`
+/// partitions of `ceil(cap / ln 2)` bits, whole bytes; formula copied here as data).
+#[test]
+fn standard_slices_meet_their_rate_in_fewer_bits_than_blocked_and_growable() {
+    use bloomforge_core::math::std_fp;
+    use bloomforge_core::StandardBloomFilter;
+    let growable_slice_bits = |cap: u64, p: f64| {
+        let k = (1.0 / p).log2().ceil() as u64;
+        (k * (cap as f64 / std::f64::consts::LN_2).ceil() as u64).div_ceil(8) * 8
+    };
+    for (p, r, n0, slices) in [(0.01, 0.85, 1000u64, 12), (0.001, 0.5, 100, 10)] {
+        let mk = |layout| {
+            let mut f = ScalableBloomFilter::builder()
+                .expected_items(n0)
+                .false_pos(p)
+                .tightening_ratio(r)
+                .layout(layout)
+                .build()
+                .unwrap();
+            let mut i = 0u64;
+            while f.num_slices() < slices {
+                f.insert(&i).unwrap();
+                i += 1;
+            }
+            f
+        };
+        let (standard, blocked) = (mk(SliceLayout::Standard), mk(SliceLayout::Blocked));
+        let mut growable = 0u64;
+        for (i, (slice, _, cap)) in standard.slices_with_len().enumerate() {
+            let rate = p * (1.0 - r) * r.powi(i as i32);
+            let SliceFilter::Standard(s) = slice else {
+                panic!("slice {i} is {:?}", slice.layout())
+            };
+            assert!(
+                std_fp(s.num_bits() as f64, cap as f64, s.num_hashes()) <= rate,
+                "p={p} r={r} slice {i}"
+            );
+            let core = StandardBloomFilter::with_false_pos(rate)
+                .expected_items(cap)
+                .unwrap();
+            assert_eq!(s.shape(), core.shape(), "p={p} r={r} slice {i}");
+            growable += growable_slice_bits(cap, rate);
+        }
+        let bits = standard.memory_bytes() * 8;
+        assert!(bits < blocked.memory_bytes() * 8, "p={p} r={r}");
+        assert!(bits < growable, "p={p} r={r}: {bits} >= {growable}");
+    }
 }
