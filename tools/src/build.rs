@@ -239,7 +239,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         Some(n) => (n, None),
         // A scalable filter grows and a stable one forgets: one pass, no count of the keys
         // first.
-        None if args.kind == Kind::Scalable => (SCALABLE_INITIAL, None),
+        None if args.kind.is_scalable() => (SCALABLE_INITIAL, None),
         None if stable_kind => (1, None),
         None => {
             let d = estimate_distinct(
@@ -282,7 +282,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let fp = filter.expected_false_pos();
     // The fill-based estimate is within a few percent at the design load: 10 % over is
     // an overfilled filter, not noise.
-    if args.expected.is_some() && args.kind != Kind::Scalable && distinct > items as f64 * 1.1 {
+    if args.expected.is_some() && !args.kind.is_scalable() && distinct > items as f64 * 1.1 {
         if fp >= 0.5 {
             return Err(CliError::Msg(format!(
                 "--expected {items} is far too small: the filter holds about {distinct:.0} \

@@ -11,7 +11,7 @@ use bloomforge_core::{
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
-use bloomforge_stream::{ScalableBloomFilter, StableBloomFilter, StreamError};
+use bloomforge_stream::{ScalableBloomFilter, SliceLayout, StableBloomFilter, StreamError};
 use rayon::prelude::*;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -38,10 +38,20 @@ pub(crate) enum Kind {
     /// Scalable Bloom filter: grows as keys arrive, FP stays below --fp (one pass over
     /// the input; --expected is its initial capacity, default 65536).
     Scalable,
+    /// Scalable Bloom filter of standard slices: 4-11 % fewer bits than `scalable`,
+    /// slower queries (several cache misses a slice instead of one).
+    ScalableStandard,
     /// Stable Bloom filter: fixed memory (--memory, default 64M, or --cells), forgets old
     /// keys so a stream of any length fits; --fp is its rate at the stable point,
     /// --cell-bits its cell width (1..=8, default 3). One pass; no merge.
     Stable,
+}
+
+impl Kind {
+    /// Whether the kind grows (`--expected` is its initial capacity, not its size).
+    pub(crate) fn is_scalable(self) -> bool {
+        matches!(self, Kind::Scalable | Kind::ScalableStandard)
+    }
 }
 
 /// Initial capacity of a scalable filter built without `--expected`.
@@ -184,10 +194,15 @@ impl AnyFilter {
                 }
                 AnyFilter::DLeft(Box::new(b.expected_items(items).map_err(|x| e(&x))?))
             }
-            (Kind::Scalable, Sizing::FalsePos(p)) => AnyFilter::Scalable(
+            (Kind::Scalable | Kind::ScalableStandard, Sizing::FalsePos(p)) => AnyFilter::Scalable(
                 ScalableBloomFilter::builder()
                     .expected_items(items)
                     .false_pos(p)
+                    .layout(if kind == Kind::ScalableStandard {
+                        SliceLayout::Standard
+                    } else {
+                        SliceLayout::Blocked
+                    })
                     .seed(seed)
                     .build()
                     .map_err(|x| e(&x))?,
@@ -516,7 +531,10 @@ impl AnyFilter {
                 CounterLayout::Standard => "counting-standard",
             },
             AnyFilter::DLeft(_) => "dleft",
-            AnyFilter::Scalable(_) => "scalable",
+            AnyFilter::Scalable(f) => match f.layout() {
+                SliceLayout::Standard => "scalable-standard",
+                _ => "scalable",
+            },
             AnyFilter::Stable(_) => "stable",
         }
     }
@@ -588,7 +606,7 @@ impl AnyFilter {
             (AnyFilter::Counting(a), AnyFilter::Counting(b)) if a.layout() == b.layout() => {
                 return a.union(b).map_err(|e| e.to_string())
             }
-            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => {
+            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) if a.layout() == b.layout() => {
                 return a.union(b).map_err(|e| e.to_string())
             }
             (a, b) => {

@@ -3,7 +3,7 @@
 //! budget (`common`, approximate or `--exact`).
 //!
 //! ```text
-//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]   (K: blocked, split, standard, counting, counting-standard, dleft, scalable, stable)
+//! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]   (K: blocked, split, standard, counting, counting-standard, dleft, scalable, scalable-standard, stable)
 //! bloomforge build [KEYS]... -o F.bloom --kind stable [--memory 64M | --cells N] [--cell-bits 3] [--fp 0.01]   (fixed memory, forgets; no merge)
 //! bloomforge query F.bloom [KEYS]... [--absent] [--count]
 //! bloomforge remove F.bloom [KEYS]... [-o OUT.bloom]          (counting, counting-standard, dleft)

@@ -120,3 +120,46 @@ fn grows_in_one_pass_and_keeps_the_bound() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// `--kind scalable-standard`: a stack of standard slices, smaller than `scalable` on the
+/// same keys, every key found, its name in `stats`, and no merge with a blocked stack.
+#[test]
+fn standard_slices_are_smaller_and_stay_apart() {
+    let a = tmp("std-a.txt");
+    let lines = (0..200_000u64)
+        .map(|i| format!("std {i}\n"))
+        .collect::<String>();
+    std::fs::write(&a, lines).unwrap();
+    let (fs, fb) = (tmp("std.bloom"), tmp("blk.bloom"));
+    for (kind, out) in [("scalable-standard", &fs), ("scalable", &fb)] {
+        ok(bin()
+            .args(["build", "--kind", kind, "--expected", "10000", "-q", "-o"])
+            .arg(out)
+            .arg(&a)
+            .output()
+            .unwrap());
+    }
+    let stats = ok(bin().arg("stats").arg(&fs).output().unwrap());
+    assert!(stats.contains("layout\tscalable-standard"), "{stats}");
+    let absent = ok(bin()
+        .args(["query", "-q", "--absent"])
+        .arg(&fs)
+        .arg(&a)
+        .output()
+        .unwrap());
+    assert!(absent.is_empty(), "a key is missing");
+    let (s, b) = (
+        std::fs::metadata(&fs).unwrap().len(),
+        std::fs::metadata(&fb).unwrap().len(),
+    );
+    assert!(s < b, "standard {s} bytes, blocked {b}");
+    let out = bin()
+        .args(["merge", "-o"])
+        .arg(tmp("z.bloom"))
+        .arg(&fs)
+        .arg(&fb)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("different layouts"));
+}

@@ -242,13 +242,14 @@ standard-atomic, fastbloom, fastbloom-atomic, bloomfilter, sbbf-rs-safe,
 parquet-sbbf, binary-fuse-8, xorf-bfuse8, binary-fuse-16, xorf-bfuse16, xor-8,
 xorf-xor8, xor-16, xorf-xor16, bloomier-8, count-min, count-min-blocked, hashset,
 counting, counting-atomic, d-left, cuckoo, cuckoofilter, scalable-cuckoo, scalable,
-growable-bloom, stable.
+scalable-standard, growable-bloom, stable.
   binary-fuse-*, xor-*, bloomier-8 (ours) and xorf-* (xorf 0.11): static, built from the
     members (build = insert), one size whatever the budget; FP 2^-8 (8) or 2^-16 (16)
   bloomier-8: 8-bit values, 8-bit fingerprints; timed by get, every member's value checked
   count-min, count-min-blocked: CountMin<u8> (subtables / 64-cell lines) as a membership
     filter: insert(key, 1), present when get > 0 (FP theory: partitioned / blocked Bloom)
-  scalable, growable-bloom: grown from n/100 (s = 2, r = 0.85); a bits/key budget runs 1 %
+  scalable, scalable-standard, growable-bloom: grown from n/100 (s = 2, r = 0.85);
+    scalable-standard has standard slices (fewest bits); a bits/key budget runs 1 %
   stable: 8-bit cells sized to remember the n members, burned in to its stable point
     (FP theory: the stable point's); a bits/key budget runs 1 %
   No attenuated row: its inserts and queries are its local blocked filter's (the blocked

@@ -17,7 +17,9 @@ use crate::subjects_retrieval::{
     build_count_min_blocked, build_xor16, build_xor8, build_xorf_bfuse16, build_xorf_xor16,
     build_xorf_xor8,
 };
-use crate::subjects_stream::{build_growable, build_scalable, build_stable};
+use crate::subjects_stream::{
+    build_growable, build_scalable, build_scalable_standard, build_stable,
+};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
@@ -290,6 +292,7 @@ pub fn registry() -> Vec<Entry> {
         entry!("cuckoofilter", Cuckoo, Peer, static = false, "cuckoofilter 0.5, 8-bit fingerprints, power-of-two buckets, SipHash-1-3", build_cuckoofilter),
         entry!("scalable-cuckoo", Cuckoo, Peer, static = false, "scalable_cuckoo_filter 0.3, SipHash-1-3, grows", build_scalable_cuckoo),
         entry!("scalable", Scalable, Ours, static = false, "ScalableBloomFilter, blocked-512 slices, n0 = n/100, s = 2, r = 0.85, foldhash", build_scalable),
+        entry!("scalable-standard", Scalable, Ours, static = false, "ScalableBloomFilter, standard slices (fewest bits), n0 = n/100, s = 2, r = 0.85, foldhash", build_scalable_standard),
         entry!("growable-bloom", Scalable, Peer, static = false, "growable-bloom-filter 2.1, n0 = n/100, s = 2, r = 0.85, xxh3", build_growable),
         entry!("stable", Stable, Ours, static = false, "StableBloomFilter, 8-bit cells sized to remember the n members (miss <= 1e-9), at its stable point (burn-in), foldhash", build_stable),
         entry!("fastbloom", Standard, Peer, static = false, "fastbloom 0.17 BloomFilter, SipHash-1-3", build_fastbloom),

@@ -42,7 +42,9 @@ use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
 use bloomforge_core::math::ProbeModel;
-use bloomforge_stream::{hashes_for, ScalableBloomFilter, StableBloomFilter};
+use bloomforge_stream::{
+    hashes_for, ScalableBloomFilter, SliceFilter, SliceLayout, StableBloomFilter,
+};
 use bloomforge_testkit::stats::{binomial_lower_tail, binomial_upper_tail};
 use std::sync::Mutex;
 
@@ -87,7 +89,8 @@ impl<K: BenchKey> Subject<K> for Scalable {
         None
     }
     /// Slice `i` holds its capacity of the `n` keys in turn (the last the rest); the
-    /// compound rate of core's blocked theory for each slice's bits, keys and `k`.
+    /// compound rate of core's theory of the slice's layout (blocked or standard) for
+    /// each slice's bits, keys and `k`.
     fn predict(&self, n: u64) -> Prediction {
         let (mut left, mut pass, mut var) = (n, 1.0, 0.0);
         for (f, _, cap) in self.filter.slices_with_len() {
@@ -96,14 +99,17 @@ impl<K: BenchKey> Subject<K> for Scalable {
             if keys == 0 {
                 continue; // an empty slice answers no
             }
-            let p = if f.num_blocks() == 1 {
-                // One block: its load is the key count, not a binomial draw.
-                let k = f.num_hashes();
-                let fp =
-                    theory::math::block_inner_fp(512, k, keys as usize, ProbeModel::Replace, 1);
-                theory::fixed(fp[keys as usize])
-            } else {
-                theory::blocked512(f.num_bits(), keys, f.num_hashes())
+            let p = match f {
+                SliceFilter::Blocked(f) if f.num_blocks() == 1 => {
+                    // One block: its load is the key count, not a binomial draw.
+                    let k = f.num_hashes();
+                    let fp =
+                        theory::math::block_inner_fp(512, k, keys as usize, ProbeModel::Replace, 1);
+                    theory::fixed(fp[keys as usize])
+                }
+                SliceFilter::Blocked(f) => theory::blocked512(f.num_bits(), keys, f.num_hashes()),
+                SliceFilter::Standard(f) => theory::standard(f.num_bits(), keys, f.num_hashes()),
+                _ => unreachable!("a slice layout the harness does not know"),
             };
             pass *= 1.0 - p.fp;
             var += p.instance_sd * p.instance_sd;
@@ -139,16 +145,39 @@ impl<K: BenchKey> Subject<K> for Scalable {
     }
 }
 
-/// The `scalable` row.
+/// The `scalable` row (blocked slices).
 ///
 /// # Errors
 /// [`BenchError::Build`] if the parameters are refused.
-pub fn build_scalable<K: BenchKey>(s: &Sizing, _: &[K]) -> Result<Box<dyn Subject<K>>, BenchError> {
+pub fn build_scalable<K: BenchKey>(
+    s: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    scalable_in(s, keys, SliceLayout::Blocked)
+}
+
+/// The `scalable-standard` row (standard slices: the fewest bits).
+///
+/// # Errors
+/// [`BenchError::Build`] if the parameters are refused.
+pub fn build_scalable_standard<K: BenchKey>(
+    s: &Sizing,
+    keys: &[K],
+) -> Result<Box<dyn Subject<K>>, BenchError> {
+    scalable_in(s, keys, SliceLayout::Standard)
+}
+
+fn scalable_in<K: BenchKey>(
+    s: &Sizing,
+    _: &[K],
+    layout: SliceLayout,
+) -> Result<Box<dyn Subject<K>>, BenchError> {
     let filter = ScalableBloomFilter::builder()
         .expected_items(initial_capacity(s))
         .false_pos(target(s))
         .growth_factor(GROWTH as f64)
         .tightening_ratio(TIGHTENING)
+        .layout(layout)
         .seed(s.seed)
         .build()
         .map_err(|e| BenchError::Build {

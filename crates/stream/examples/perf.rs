@@ -263,8 +263,8 @@ fn memory() {
     println!();
     println!("RedisBloom defaults (BF.ADD: error_rate 0.01, capacity 100, expansion 2, tightening 0.5), by its sizing formula, against ours measured at the same settings (n0 = 100, P = 0.01, s = 2, r = 0.5) and at our default r = 0.85.");
     println!();
-    println!("| n | RedisBloom links | RedisBloom bits/key | its FP (formula) | ours r = 0.5 slices | bits/key | FP | ours / RedisBloom | ours r = 0.5, standard slices: bits/key | FP | ours standard / RedisBloom | ours r = 0.85 slices | bits/key | FP |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| n | RedisBloom links | RedisBloom bits/key | its FP (formula) | ours r = 0.5 slices | bits/key | FP | ours / RedisBloom | ours r = 0.5, standard slices: bits/key | FP | ours standard / RedisBloom | ours r = 0.85 slices | bits/key | FP | ours r = 0.85 / RedisBloom |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mk = |r: f64, layout| {
         ScalableBloomFilter::builder()
             .expected_items(100)
@@ -298,7 +298,7 @@ fn memory() {
         let (links, bits, rfp) = redis_chain(n, 100, 0.01, 2);
         let bpk = |bits: f64| bits / n as f64;
         println!(
-            "| {n} | {links} | {:.2} | {rfp:.5} | {} | {:.2} | {:.5} | {:.3} | {:.2} | {:.5} | {:.3} | {} | {:.2} | {:.5} |",
+            "| {n} | {links} | {:.2} | {rfp:.5} | {} | {:.2} | {:.5} | {:.3} | {:.2} | {:.5} | {:.3} | {} | {:.2} | {:.5} | {:.3} |",
             bpk(bits as f64),
             half.num_slices(),
             bpk(half.memory_bytes() as f64 * 8.0),
@@ -310,6 +310,7 @@ fn memory() {
             dflt.num_slices(),
             bpk(dflt.memory_bytes() as f64 * 8.0),
             fp_of(q, |k| dflt.contains(&k)),
+            dflt.memory_bytes() as f64 * 8.0 / bits as f64,
         );
     }
 }
@@ -392,7 +393,8 @@ fn speed() {
     }
     for (j, p) in peer_rates.iter().enumerate() {
         println!(
-            "| growable-bloom-filter at {p} | {:.1} | |",
+            "| growable-bloom-filter at {} | {:.1} | |",
+            (p * 1e6).round() / 1e6,
             median(peer_one[j].clone())
         );
     }
@@ -456,7 +458,8 @@ fn speed_queries(
     for (j, (g, &p)) in peers.iter().zip(peer_rates).enumerate() {
         let j = ours.len() + j;
         println!(
-            "| growable-bloom-filter at {p} | {:.2} | {:.1} | {:.1} | |",
+            "| growable-bloom-filter at {} | {:.2} | {:.1} | {:.1} | |",
+            (p * 1e6).round() / 1e6,
             growable_bytes(g, N0, p) as f64 * 8.0 / n as f64,
             med(&v[j][0]).unwrap_or(f64::NAN),
             med(&v[j][1]).unwrap_or(f64::NAN)
