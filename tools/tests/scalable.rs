@@ -103,15 +103,7 @@ fn grows_in_one_pass_and_keeps_the_bound() {
         .arg(&b)
         .output()
         .unwrap());
-    let out = bin()
-        .args(["merge", "-o"])
-        .arg(tmp("x.bloom"))
-        .arg(&fa)
-        .arg(&fc)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("different layouts"));
+    merge_refused(&fa, &fc, "x.bloom");
     let out = bin()
         .args(["build", "--kind", "scalable", "--bits-per-key", "10", "-o"])
         .arg(tmp("y.bloom"))
@@ -153,13 +145,18 @@ fn standard_slices_are_smaller_and_stay_apart() {
         std::fs::metadata(&fb).unwrap().len(),
     );
     assert!(s < b, "standard {s} bytes, blocked {b}");
-    let out = bin()
+    merge_refused(&fs, &fb, "z.bloom");
+}
+
+/// `merge a b -o out` fails, naming the two layouts as different.
+fn merge_refused(a: &std::path::Path, b: &std::path::Path, out: &str) {
+    let run = bin()
         .args(["merge", "-o"])
-        .arg(tmp("z.bloom"))
-        .arg(&fs)
-        .arg(&fb)
+        .arg(tmp(out))
+        .arg(a)
+        .arg(b)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("different layouts"));
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("different layouts"));
 }

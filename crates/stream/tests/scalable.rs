@@ -451,6 +451,24 @@ fn batch_query_in(layout: SliceLayout) {
 /// and `k`, and never takes more bits than core's own sizing: the same slice where core's
 /// `k` is best (the default settings), fewer bits below rates of about 1e-4, where core's
 /// search window for `k` misses the best one.
+/// A stack of `P` = `p`, tightening `r`, initial capacity `n0` in `layout`, fed keys
+/// 0, 1, 2, .. until it has `slices` slices.
+fn grown(p: f64, r: f64, n0: u64, layout: SliceLayout, slices: usize) -> ScalableBloomFilter {
+    let mut f = ScalableBloomFilter::builder()
+        .expected_items(n0)
+        .false_pos(p)
+        .tightening_ratio(r)
+        .layout(layout)
+        .build()
+        .unwrap();
+    let mut i = 0u64;
+    while f.num_slices() < slices {
+        f.insert(&i).unwrap();
+        i += 1;
+    }
+    f
+}
+
 #[test]
 fn slices_meet_their_rate_in_no_more_bits_than_cores_sizing() {
     use bloomforge_core::math::blocked512_fp;
@@ -461,17 +479,7 @@ fn slices_meet_their_rate_in_no_more_bits_than_cores_sizing() {
         (0.01, 0.5, 100, 8),
         (0.001, 0.85, 200, 7),
     ] {
-        let mut f = ScalableBloomFilter::builder()
-            .expected_items(n0)
-            .false_pos(p)
-            .tightening_ratio(r)
-            .build()
-            .unwrap();
-        let mut i = 0u64;
-        while f.num_slices() < slices {
-            f.insert(&i).unwrap();
-            i += 1;
-        }
+        let f = grown(p, r, n0, SliceLayout::Blocked, slices);
         for (i, (slice, _, cap)) in f.slices_with_len().enumerate() {
             let rate = p * (1.0 - r) * r.powi(i as i32);
             let c = slice.num_bits() as f64 / cap as f64;
@@ -514,22 +522,8 @@ fn standard_slices_meet_their_rate_in_fewer_bits_than_blocked_and_growable() {
     for (p, r, n0, slices, blocked_slices) in
         [(0.01, 0.85, 1000u64, 12, 1), (0.001, 0.85, 2000, 10, 4)]
     {
-        let mk = |layout| {
-            let mut f = ScalableBloomFilter::builder()
-                .expected_items(n0)
-                .false_pos(p)
-                .tightening_ratio(r)
-                .layout(layout)
-                .build()
-                .unwrap();
-            let mut i = 0u64;
-            while f.num_slices() < slices {
-                f.insert(&i).unwrap();
-                i += 1;
-            }
-            f
-        };
-        let (standard, blocked) = (mk(SliceLayout::Standard), mk(SliceLayout::Blocked));
+        let standard = grown(p, r, n0, SliceLayout::Standard, slices);
+        let blocked = grown(p, r, n0, SliceLayout::Blocked, slices);
         let mut growable = 0u64;
         let mut fell_back = 0;
         for (i, (slice, _, cap)) in standard.slices_with_len().enumerate() {
