@@ -1,7 +1,7 @@
 //! # bloomforge-stream
 //!
 //! Scalable, stable and attenuated Bloom filters for growing, unbounded and routed sets,
-//! built on core's blocked filters, hashing and format.
+//! built on core's blocked (and standard) filters, hashing and format.
 //!
 //! ```
 //! use bloomforge_stream::ScalableBloomFilter;
@@ -20,7 +20,7 @@
 //!
 //! | type | answers | paper |
 //! |---|---|---|
-//! | [`ScalableBloomFilter`] | membership when the number of keys is unknown | Almeida et al. 2007 |
+//! | [`ScalableBloomFilter`] | membership when the number of keys is unknown (blocked slices for speed, standard ones for the fewest bits: [`SliceLayout`]) | Almeida et al. 2007 |
 //! | [`StableBloomFilter`] | "seen recently?" over an unbounded stream, fixed memory | Deng and Rafiei 2006 |
 //! | [`AttenuatedBloomFilter`] | which neighbour leads to a key, and in how many hops | Rhea and Kubiatowicz 2002 |
 
