@@ -38,7 +38,7 @@ pub(crate) enum Kind {
     /// Scalable Bloom filter: grows as keys arrive, FP stays below --fp (one pass over
     /// the input; --expected is its initial capacity, default 65536).
     Scalable,
-    /// Scalable Bloom filter of standard slices: 4-11 % fewer bits than `scalable`,
+    /// Scalable Bloom filter of standard slices: 7-11 % fewer bits than scalable,
     /// slower queries (several cache misses a slice instead of one).
     ScalableStandard,
     /// Stable Bloom filter: fixed memory (--memory, default 64M, or --cells), forgets old
