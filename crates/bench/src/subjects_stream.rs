@@ -181,7 +181,10 @@ fn scalable_in<K: BenchKey>(
         .seed(s.seed)
         .build()
         .map_err(|e| BenchError::Build {
-            filter: "scalable",
+            filter: match layout {
+                SliceLayout::Standard => "scalable-standard",
+                _ => "scalable",
+            },
             reason: e.to_string(),
         })?;
     Ok(Box::new(Scalable {

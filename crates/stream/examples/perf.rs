@@ -380,7 +380,7 @@ fn speed() {
         }
     }
     println!();
-    println!("Inserting {n} keys (median of 2 rounds), ns/key:");
+    println!("Inserting {n} keys (the slower of 2 rounds), ns/key:");
     println!();
     println!("| subject | one by one | insert_batch (chunks of 65536) |");
     println!("|---|---|---|");

@@ -182,29 +182,38 @@ fn union_of_equal_stacks() {
 }
 
 fn union_in(layout: SliceLayout) {
+    // Standard slices need 30 / rate bits: from 1500 keys at 1.5e-3 every slice has them.
+    let n0 = match layout {
+        SliceLayout::Standard => 1500,
+        _ => 20,
+    };
     let mk = || {
         ScalableBloomFilter::builder()
-            .expected_items(20)
+            .expected_items(n0)
             .seed(3)
             .layout(layout)
             .build()
             .unwrap()
     };
     let (mut a, mut b) = (mk(), mk());
-    for i in 0..100u64 {
+    for i in 0..5 * n0 {
         a.insert(&i).unwrap();
     }
-    for i in 1000..1500u64 {
+    for i in 1 << 30..(1 << 30) + 25 * n0 {
         b.insert(&i).unwrap();
     }
+    assert!(b.num_slices() >= 5);
+    assert!(b.slices().all(|s| s.layout() == layout));
     let (la, lb) = (a.estimated_len(), b.estimated_len());
     a.union(&b).unwrap();
     assert_eq!(a.num_slices(), b.num_slices());
     assert_eq!(a.estimated_len(), la + lb);
-    assert!((0..100u64).chain(1000..1500).all(|k| a.contains(&k)));
+    assert!((0..5 * n0)
+        .chain(1 << 30..(1 << 30) + 25 * n0)
+        .all(|k| a.contains(&k)));
 
     let other = ScalableBloomFilter::builder()
-        .expected_items(20)
+        .expected_items(n0)
         .seed(4)
         .layout(layout)
         .build()
@@ -218,7 +227,7 @@ fn union_in(layout: SliceLayout) {
         r => panic!("{r:?}"),
     }
     let other = ScalableBloomFilter::builder()
-        .expected_items(21)
+        .expected_items(n0 + 1)
         .seed(3)
         .layout(layout)
         .build()
@@ -226,12 +235,15 @@ fn union_in(layout: SliceLayout) {
     let e = a.union(&other).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "cannot combine filters: initial capacity differs (20 vs 21); build both with the same parameters"
+        format!(
+            "cannot combine filters: initial capacity differs ({n0} vs {}); build both with the same parameters",
+            n0 + 1
+        )
     );
     // A stack of the other layout (equal in every other parameter) is refused by name.
     let other_layout = LAYOUTS.into_iter().find(|&l| l != layout).unwrap();
     let mut other = ScalableBloomFilter::builder()
-        .expected_items(20)
+        .expected_items(n0)
         .seed(3)
         .layout(other_layout)
         .build()
@@ -300,12 +312,22 @@ fn round_trip_in(layout: SliceLayout) {
     bad[8..12].copy_from_slice(&1000u32.to_le_bytes());
     bloomforge_core::format::reseal(&mut bad);
     assert!(ScalableBloomFilter::from_bytes(&bad).is_err());
-    // A slice of the wrong layout: the second slice's kind byte changed (blocked 1 <->
-    // standard 3), both checksums resealed; and an unknown stack layout.
+    // An unknown stack layout (bits 16..24 of the slice-limit word).
     let mut bad = bytes.clone();
     bad[at - 2] = 7;
     bloomforge_core::format::reseal(&mut bad);
-    assert!(ScalableBloomFilter::from_bytes(&bad).is_err());
+    match ScalableBloomFilter::from_bytes(&bad) {
+        Err(StreamError::Core(bloomforge_core::Error::Corrupt { reason })) => {
+            assert_eq!(reason, "scalable filter: unknown slice layout")
+        }
+        r => panic!("{r:?}"),
+    }
+    if layout != SliceLayout::Blocked {
+        // (A standard stack may hold both kinds: nothing more to refuse by kind.)
+        return;
+    }
+    // A standard slice in a blocked stack: the second slice's kind byte changed
+    // (blocked 1 -> standard 3), both checksums resealed.
     let f = f2;
     assert!(f.num_slices() >= 2);
     let bytes = f.to_bytes();
@@ -447,10 +469,6 @@ fn batch_query_in(layout: SliceLayout) {
     assert_eq!(short, vec![true; 3]);
 }
 
-/// Each slice meets its rate `P (1 - r) r^i` by core's blocked formula at its actual bits
-/// and `k`, and never takes more bits than core's own sizing: the same slice where core's
-/// `k` is best (the default settings), fewer bits below rates of about 1e-4, where core's
-/// search window for `k` misses the best one.
 /// A stack of `P` = `p`, tightening `r`, initial capacity `n0` in `layout`, fed keys
 /// 0, 1, 2, .. until it has `slices` slices.
 fn grown(p: f64, r: f64, n0: u64, layout: SliceLayout, slices: usize) -> ScalableBloomFilter {
@@ -469,6 +487,10 @@ fn grown(p: f64, r: f64, n0: u64, layout: SliceLayout, slices: usize) -> Scalabl
     f
 }
 
+/// Each slice meets its rate `P (1 - r) r^i` by core's blocked formula at its actual bits
+/// and `k`, and never takes more bits than core's own sizing: the same slice where core's
+/// `k` is best (the default settings), fewer bits below rates of about 1e-4, where core's
+/// search window for `k` misses the best one.
 #[test]
 fn slices_meet_their_rate_in_no_more_bits_than_cores_sizing() {
     use bloomforge_core::math::blocked512_fp;
@@ -561,8 +583,9 @@ fn standard_slices_meet_their_rate_in_fewer_bits_than_blocked_and_growable() {
     }
 }
 
-/// A stack of tiny standard slices (`n0` = 10, `P` = 0.1 %: slice 0 would be 183 bits,
-/// where core's double-hashed probes add about 1.4e-3 to its rate) keeps its bound: the
+/// A standard-layout stack whose slices are all too small for standard filters (`n0` =
+/// 10, `P` = 0.1 %: slice 0 would be 183 bits, where core's double-hashed probes add
+/// about 1.4e-3 to its rate), so all blocked, keeps its bound: the
 /// false positives among 2 * 10^6 non-members stay below the (1 - 1e-6) quantile of
 /// Binomial(2 * 10^6, P). Fixed seed; a true rate at most `P` fails with probability at
 /// most 1e-6.
@@ -579,6 +602,7 @@ fn tiny_standard_slices_keep_the_bound() {
     let keys: Vec<u64> = (0..5000u64).collect();
     f.insert_batch(&keys).unwrap();
     assert!(f.num_slices() >= 9);
+    assert!(f.slices().all(|s| s.layout() == SliceLayout::Blocked));
     let q = 2_000_000u64;
     let probes: Vec<u64> = (0..q).map(|i| (1u64 << 40) + i).collect();
     let mut out = vec![false; probes.len()];
