@@ -15,8 +15,16 @@
 //! - `iblt`: `Iblt::with_cells(60, 42)`, `key-0`..`key-999` inserted, `key-0`..`key-994`
 //!   removed (five entries left).
 //!
+//! `tests/data/compat/888a351/` holds the Bloomier fixtures of the format below as the
+//! code of commit 888a351 wrote them, with fingerprints derived by a full mix of the hash
+//! (fingerprint derivation 0): `bloomier-retried` and `bloomier-keyed` as listed below.
+//! Since 2026-11-26 a Bloomier filter derives its fingerprints by one multiply
+//! (derivation 1, recorded in bits 8..16 of the fingerprint-width word); the files of
+//! both derivations must load and answer as they did.
+//!
 //! `tests/data/compat/` itself holds bytes of the format that records the retry index and
-//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (it runs with
+//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (its Bloomier filters
+//! rewritten on 2026-11-26 with derivation 1, the old ones moved to `888a351/`; it runs with
 //! the tests and checks that today's code still writes exactly these bytes; run
 //! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test compat` only to add fixtures of
 //! a NEW format; never to overwrite these). Only what c8558a0 could not write: first-attempt
@@ -188,13 +196,19 @@ fn first_attempt_builds_are_byte_identical_to_c8558a0() {
             .unwrap()
             .to_bytes(),
     );
+    // A Bloomier filter's fingerprints changed derivation after 888a351: its bytes keep
+    // c8558a0's length, layout and value width; the fingerprint word gains the
+    // derivation (1 << 8), and the cells differ.
     let pairs: Vec<(String, u32)> = (0..1000).map(|i| (key(i), (i as u32 * 7) % 4096)).collect();
-    same(
-        "c8558a0/bloomier.bin",
-        BloomierFilter::build_with_seed(&pairs, 12, 8, 42)
-            .unwrap()
-            .to_bytes(),
-    );
+    let new = BloomierFilter::build_with_seed(&pairs, 12, 8, 42)
+        .unwrap()
+        .to_bytes();
+    let old = read("c8558a0/bloomier.bin");
+    assert_eq!(new.len(), old.len());
+    assert_eq!(new[64..100], old[64..100], "layout and value width");
+    assert_eq!(old[100..104], 8u32.to_le_bytes());
+    assert_eq!(new[100..104], (8u32 | 1 << 8).to_le_bytes());
+    assert_ne!(new[104..], old[104..]);
     let mut t = Iblt::with_cells(60, 42).unwrap();
     keys.iter().for_each(|k| t.insert(k));
     keys[..995].iter().for_each(|k| t.remove(k));
@@ -220,10 +234,12 @@ fn retried_filters_of_this_format_still_load() {
         };
         assert_eq!(f, seed, "{name}: the seed given is stored");
     }
-    let bytes = read("bloomier-retried.bin");
-    assert_ne!(retry_index(&bytes), 0);
-    let f = check_bloomier("bloomier-retried", 50, |i| i as u32 * 3);
-    assert_eq!(f.hasher().seed(), 13);
+    for name in ["888a351/bloomier-retried", "bloomier-retried"] {
+        let bytes = read(&format!("{name}.bin"));
+        assert_ne!(retry_index(&bytes), 0, "{name}");
+        let f = check_bloomier(name, 50, |i| i as u32 * 3);
+        assert_eq!(f.hasher().seed(), 13, "{name}");
+    }
 }
 
 #[test]
@@ -253,26 +269,33 @@ fn keyed_filters_of_this_format_load_with_their_key_only() {
     check_membership("xor8-keyed", 1000, &|k| v.contains(k));
     assert_eq!(f.to_bytes(), bytes);
 
-    let bytes = read("bloomier-keyed.bin");
-    assert!(mismatch(BloomierFilter::from_bytes(&bytes).unwrap_err()));
-    assert!(mismatch(
-        BloomierFilter::from_bytes_with_hasher(&bytes, other()).unwrap_err()
-    ));
-    let f = BloomierFilter::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    let v = BloomierFilterView::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    for i in 0..1000 {
-        let want = Some((i as u32 * 7) % 4096);
-        assert_eq!((f.get(&key(i)), v.get(&key(i))), (want, want), "{}", key(i));
+    for name in ["888a351/bloomier-keyed", "bloomier-keyed"] {
+        let bytes = read(&format!("{name}.bin"));
+        assert!(mismatch(BloomierFilter::from_bytes(&bytes).unwrap_err()));
+        assert!(mismatch(
+            BloomierFilter::from_bytes_with_hasher(&bytes, other()).unwrap_err()
+        ));
+        let f = BloomierFilter::from_bytes_with_hasher(&bytes, keyed()).unwrap();
+        let v = BloomierFilterView::from_bytes_with_hasher(&bytes, keyed()).unwrap();
+        for i in 0..1000 {
+            let want = Some((i as u32 * 7) % 4096);
+            assert_eq!(
+                (f.get(&key(i)), v.get(&key(i))),
+                (want, want),
+                "{name}: {}",
+                key(i)
+            );
+        }
+        let now: Vec<String> = (1000..3000)
+            .filter_map(|i| f.get(&key(i)).map(|v| format!("{} {v}", key(i))))
+            .collect();
+        let then: Vec<String> = read_text(&format!("{name}.maybe.txt"))
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(now, then, "{name}");
+        assert_eq!(f.to_bytes(), bytes, "{name}");
     }
-    let now: Vec<String> = (1000..3000)
-        .filter_map(|i| f.get(&key(i)).map(|v| format!("{} {v}", key(i))))
-        .collect();
-    let then: Vec<String> = read_text("bloomier-keyed.maybe.txt")
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(now, then);
-    assert_eq!(f.to_bytes(), bytes);
 
     let bytes = read("iblt-keyed.bin");
     assert!(mismatch(Iblt::from_bytes(&bytes).unwrap_err()));
@@ -285,6 +308,44 @@ fn keyed_filters_of_this_format_load_with_their_key_only() {
     want.sort_unstable();
     assert_eq!((pos, neg), (want, vec![]));
     assert_eq!(t.to_bytes(), bytes);
+}
+
+/// The fingerprint derivation each Bloomier fixture records (bits 8..16 of payload bytes
+/// 36..40), and an unknown one refused by name.
+#[test]
+fn bloomier_fingerprint_derivations_are_recorded_and_checked() {
+    let word = |b: &[u8]| u32::from_le_bytes(b[100..104].try_into().unwrap());
+    for (name, derivation) in [
+        ("c8558a0/bloomier", 0),
+        ("888a351/bloomier-retried", 0),
+        ("888a351/bloomier-keyed", 0),
+        ("bloomier-retried", 1),
+        ("bloomier-keyed", 1),
+    ] {
+        assert_eq!(
+            word(&read(&format!("{name}.bin"))) >> 8,
+            derivation,
+            "{name}"
+        );
+    }
+    for code in [2u32, 255] {
+        let mut bad = read("bloomier-retried.bin");
+        bad[100..104].copy_from_slice(&(8 | code << 8).to_le_bytes());
+        bloomforge_core::format::reseal(&mut bad);
+        let corrupt = RetrievalError::Core(CoreError::Corrupt {
+            reason: "unknown fingerprint derivation",
+        });
+        assert_eq!(
+            BloomierFilter::from_bytes(&bad).unwrap_err(),
+            corrupt,
+            "{code}"
+        );
+        assert_eq!(
+            BloomierFilterView::from_bytes(&bad).unwrap_err(),
+            corrupt,
+            "{code}"
+        );
+    }
 }
 
 fn write_maybe(name: &str, contains: impl Fn(&str) -> bool) {
