@@ -9,7 +9,7 @@
 //! are split, hashed and inserted on every thread with core's bounded-memory
 //! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]).
 //! Resident memory of a mapped file: the filter, plus one window of the input (at most
-//! 8 MiB or the longest line, released once inserted) and its hashes (8 bytes a key,
+//! 16 MiB or the longest line, released once inserted) and its hashes (8 bytes a key,
 //! held up to three times, windows aiming at 2^18 keys: ~6 MiB); of a pipe: the filter,
 //! plus
 //! - three byte buffers of `input::BLOCK_BYTES` = 8 MiB: the block being read on the

@@ -259,9 +259,9 @@ impl LineReader {
     fn split_lines(&mut self, block: &mut Block, end: usize) -> usize {
         let data = &block.data[..end];
         let mut start = 0;
-        // One SIMD scan for all the line ends of the block.
-        let ends = memchr::memchr_iter(b'\n', data)
-            .chain((end > 0 && data[end - 1] != b'\n').then_some(end));
+        // The line ends, 64 bytes compared at a time.
+        let ends =
+            crate::lines::line_ends(data).chain((end > 0 && data[end - 1] != b'\n').then_some(end));
         for line_end in ends {
             if block.spans.len() == BLOCK_LINES {
                 return start;

@@ -48,6 +48,7 @@ mod gen_urls;
 mod hll;
 mod input;
 mod ints;
+mod lines;
 mod mapped;
 mod merge;
 mod output;

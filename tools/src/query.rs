@@ -247,7 +247,10 @@ fn run_with(
                 let outputs: Vec<PieceOutput> = window
                     .pieces(rayon::current_num_threads() * 4)
                     .into_par_iter()
-                    .map(|piece| query_piece(args, probe, piece))
+                    .map(|piece| {
+                        window.populate(piece);
+                        query_piece(args, probe, piece)
+                    })
                     .collect();
                 let mut keys = 0;
                 for piece in outputs {
