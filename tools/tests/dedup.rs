@@ -4,14 +4,14 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+mod support;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bloomforge-dedup-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    support::tmp_in("dedup", name)
 }
 
 /// 100 000 lines over 20 000 distinct values (each repeated nearby), with 1 MiB of 3-bit

@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+mod support;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bloomforge-scalable-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    support::tmp_in("scalable", name)
 }
 
 fn ok(out: Output) -> String {
