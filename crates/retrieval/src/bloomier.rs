@@ -8,7 +8,7 @@ use bloomforge_core::hash::DefaultHasher;
 
 use rayon::prelude::*;
 
-use crate::peel::{self, CellStore, Layout, LAYOUT_BYTES};
+use crate::peel::{self, CellStore, Derivation, Layout, DERIVATION, LAYOUT_BYTES};
 use crate::RetrievalError;
 
 /// Cells of `width` bits packed into `u64` words (one spare word so that a read of two
@@ -45,45 +45,6 @@ impl Packed {
             u64::MAX
         } else {
             (1u64 << self.width) - 1
-        }
-    }
-}
-
-/// How a key's fingerprint bits come from its (retry-remixed) hash, recorded in bits
-/// 8..16 of the payload's fingerprint-width word (0 in the bytes written before the
-/// choice existed, so those still load and answer as they did).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Derivation {
-    /// A full 64-bit mix of the hash (`peel::fingerprint_hash`, two multiplies): the
-    /// filters written before 2026-11-26.
-    Mixed = 0,
-    /// One multiply and a byte swap: the low bits of the result are the product's top
-    /// bits, each of which depends on every bit of the hash (its low bits, which the
-    /// three cell positions largely fix, included). Written since 2026-11-26. A `get` of
-    /// 8-bit values and 8-bit fingerprints at 10^6 keys, one process, 9 rounds: 7.4 ns
-    /// mixed, 6.2 multiplied, 5.6-5.9 multiplied with the unchecked cell reads below
-    /// (6.8 mixed with them); xorf `BinaryFuse16` 4.7-5.1 ns in the same rounds.
-    Multiplied = 1,
-}
-
-/// The derivation new filters are built with.
-const DERIVATION: Derivation = Derivation::Multiplied;
-
-impl Derivation {
-    fn from_code(code: u32) -> Option<Self> {
-        match code {
-            0 => Some(Derivation::Mixed),
-            1 => Some(Derivation::Multiplied),
-            _ => None,
-        }
-    }
-
-    /// The fingerprint bits of `hash` (to be masked to the filter's width).
-    #[inline(always)]
-    fn fingerprint(self, hash: u64) -> u64 {
-        match self {
-            Derivation::Mixed => peel::fingerprint_hash(hash),
-            Derivation::Multiplied => hash.wrapping_mul(0x9e37_79b9_7f4a_7c15).swap_bytes(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use bloomforge_core::format::{self, FilterKind, PersistentHasher};
 use bloomforge_core::hash::DefaultHasher;
 
-use crate::peel::{self, Layout, LAYOUT_BYTES};
+use crate::peel::{self, Derivation, Layout, DERIVATION, LAYOUT_BYTES};
 use crate::RetrievalError;
 
 mod sealed {
@@ -79,6 +79,8 @@ struct Xor3<F, S> {
     // The retry whose remix of the hasher's hashes peeled (`peel::retry_hash`).
     attempt: u32,
     layout: Layout,
+    // How the fingerprints derive from the hashes (`DERIVATION` for new filters).
+    derivation: Derivation,
     items: u64,
     cells: Vec<F>,
 }
@@ -124,13 +126,14 @@ impl<F: Fingerprint, S: BuildHasher> Xor3<F, S> {
             peel::assign(
                 &layout,
                 &peeled,
-                |h, ()| peel::fingerprint_hash(h),
+                |h, ()| DERIVATION.fingerprint(h),
                 &mut cells,
             );
             return Ok(Xor3 {
                 hasher,
                 attempt,
                 layout,
+                derivation: DERIVATION,
                 items: items as u64,
                 cells,
             });
@@ -143,7 +146,9 @@ impl<F: Fingerprint, S: BuildHasher> Xor3<F, S> {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         let hash = peel::retry_hash(hash, self.attempt);
-        contains_in::<F>(&self.layout, hash, |i| self.cells[i].to_u64())
+        contains_in::<F>(&self.layout, self.derivation, hash, |i| {
+            self.cells[i].to_u64()
+        })
     }
 }
 
@@ -154,7 +159,8 @@ impl<F: Fingerprint, S: PersistentHasher> Xor3<F, S> {
 
     fn write_to<W: std::io::Write>(&self, w: W, kind: FilterKind) -> Result<(), RetrievalError> {
         let mut head = Vec::with_capacity(LAYOUT_BYTES);
-        self.layout.write(self.attempt, &mut head);
+        self.layout
+            .write_coded(self.attempt, self.derivation as u32, &mut head);
         format::encode_to(
             w,
             kind,
@@ -190,6 +196,7 @@ impl<F: Fingerprint, S: PersistentHasher> Xor3<F, S> {
             hasher: p.hasher,
             attempt: p.attempt,
             layout: p.layout,
+            derivation: p.derivation,
             items: p.items,
             cells,
         })
@@ -198,18 +205,25 @@ impl<F: Fingerprint, S: PersistentHasher> Xor3<F, S> {
 
 /// Whether the xor of `hash`'s three cells (read by `cell`) is its fingerprint.
 #[inline(always)]
-fn contains_in<F: Fingerprint>(layout: &Layout, hash: u64, cell: impl Fn(usize) -> u64) -> bool {
+fn contains_in<F: Fingerprint>(
+    layout: &Layout,
+    derivation: Derivation,
+    hash: u64,
+    cell: impl Fn(usize) -> u64,
+) -> bool {
     let [a, b, c] = layout.positions(hash);
     let x = cell(a) ^ cell(b) ^ cell(c);
-    F::from_u64(peel::fingerprint_hash(hash)) == F::from_u64(x)
+    F::from_u64(derivation.fingerprint(hash)) == F::from_u64(x)
 }
 
 /// The batch lookup of the owned filters and views: `cell` reads a cell, `addr` gives its
 /// address for the prefetch.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn contains_batch_in<F: Fingerprint, K>(
     layout: &Layout,
     attempt: u32,
+    derivation: Derivation,
     keys: &[K],
     out: &mut [bool],
     hash: impl Fn(&K) -> u64,
@@ -222,7 +236,7 @@ fn contains_batch_in<F: Fingerprint, K>(
         out,
         |k| peel::retry_hash(hash(k), attempt),
         |h| peel::fetch_cells(layout, h, &addr),
-        |h| contains_in::<F>(layout, h, &cell),
+        |h| contains_in::<F>(layout, derivation, h, &cell),
     );
     Ok(())
 }
@@ -230,6 +244,7 @@ fn contains_batch_in<F: Fingerprint, K>(
 /// The validated fields of a serialized membership filter; the cells' bytes.
 struct Parsed<'a, S> {
     hasher: S,
+    derivation: Derivation,
     attempt: u32,
     layout: Layout,
     items: u64,
@@ -247,7 +262,11 @@ fn parse<F: Fingerprint, S: PersistentHasher>(
 ) -> Result<Parsed<'_, S>, RetrievalError> {
     let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
     let (header, payload, hasher) = format::decode::<S>(bytes, kind, hasher)?;
-    let (layout, attempt) = Layout::read(payload)?;
+    // The fingerprint derivation in bits 8.. of the layout's tag word (0 before it was
+    // recorded).
+    let (layout, attempt, code) = Layout::read_coded(payload)?;
+    let derivation =
+        Derivation::from_code(code).ok_or(corrupt("unknown fingerprint derivation"))?;
     let width = F::BITS as usize / 8;
     let body = &payload[LAYOUT_BYTES..];
     if header.num_hashes != 3
@@ -259,6 +278,7 @@ fn parse<F: Fingerprint, S: PersistentHasher>(
     }
     Ok(Parsed {
         hasher,
+        derivation,
         attempt,
         layout,
         items: header.items,
@@ -407,7 +427,7 @@ macro_rules! membership_filter {
             #[inline(always)]
             fn batch<K>(&self, keys: &[K], out: &mut [bool], hash: impl Fn(&K) -> u64) -> Result<(), RetrievalError> {
                 let t = &self.inner;
-                contains_batch_in::<F, K>(&t.layout, t.attempt, keys, out, hash, |c| t.cells[c].to_u64(), |c| t.cells.as_ptr().wrapping_add(c).cast())
+                contains_batch_in::<F, K>(&t.layout, t.attempt, t.derivation, keys, out, hash, |c| t.cells[c].to_u64(), |c| t.cells.as_ptr().wrapping_add(c).cast())
             }
 
             /// The hasher keys are hashed with (the one the filter was built with).
@@ -570,6 +590,7 @@ macro_rules! membership_filter {
             hasher: S,
             attempt: u32,
             layout: Layout,
+            derivation: Derivation,
             items: u64,
             cells: &'a [u8],
             _f: PhantomData<F>,
@@ -604,6 +625,7 @@ macro_rules! membership_filter {
                     hasher: p.hasher,
                     attempt: p.attempt,
                     layout: p.layout,
+                    derivation: p.derivation,
                     items: p.items,
                     cells: p.cells,
                     _f: PhantomData,
@@ -622,7 +644,7 @@ macro_rules! membership_filter {
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
                 let hash = peel::retry_hash(hash, self.attempt);
-                contains_in::<F>(&self.layout, hash, |i| F::read_le(self.cells, i))
+                contains_in::<F>(&self.layout, self.derivation, hash, |i| F::read_le(self.cells, i))
             }
 
             #[doc = concat!("[`contains`](Self::contains) of every key into `out`, pipelined as [`", stringify!($name), "::contains_batch`].")]
@@ -645,7 +667,7 @@ macro_rules! membership_filter {
             #[inline(always)]
             fn batch<K>(&self, keys: &[K], out: &mut [bool], hash: impl Fn(&K) -> u64) -> Result<(), RetrievalError> {
                 let width = (F::BITS / 8) as usize;
-                contains_batch_in::<F, K>(&self.layout, self.attempt, keys, out, hash, |c| F::read_le(self.cells, c), |c| self.cells.as_ptr().wrapping_add(c * width))
+                contains_batch_in::<F, K>(&self.layout, self.attempt, self.derivation, keys, out, hash, |c| F::read_le(self.cells, c), |c| self.cells.as_ptr().wrapping_add(c * width))
             }
 
             /// The hasher keys are hashed with.
@@ -684,6 +706,7 @@ macro_rules! membership_filter {
                         hasher: self.hasher.clone(),
                         attempt: self.attempt,
                         layout: self.layout,
+                        derivation: self.derivation,
                         items: self.items,
                         cells: (0..self.cells.len() / width)
                             .map(|i| F::from_u64(F::read_le(self.cells, i)))

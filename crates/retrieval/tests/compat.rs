@@ -15,20 +15,22 @@
 //! - `iblt`: `Iblt::with_cells(60, 42)`, `key-0`..`key-999` inserted, `key-0`..`key-994`
 //!   removed (five entries left).
 //!
-//! `tests/data/compat/888a351/` holds the Bloomier fixtures of the format below as the
-//! code of commit 888a351 wrote them, with fingerprints derived by a full mix of the hash
-//! (fingerprint derivation 0): `bloomier-retried` and `bloomier-keyed` as listed below.
-//! Since 2026-11-26 a Bloomier filter derives its fingerprints by one multiply
-//! (derivation 1, recorded in bits 8..16 of the fingerprint-width word); the files of
+//! `tests/data/compat/888a351/` holds the fixtures of the format below as the code of
+//! commit 888a351 wrote them, with fingerprints derived by a full mix of the hash
+//! (fingerprint derivation 0): every `*-retried` and `*-keyed` filter listed below but
+//! `iblt-keyed`. Since 2026-11-26 the Bloomier, binary fuse and xor filters derive their
+//! fingerprints by one multiply (derivation 1, recorded in bits 8..16 of the Bloomier's
+//! fingerprint-width word and of a membership filter's layout tag word); the files of
 //! both derivations must load and answer as they did.
 //!
 //! `tests/data/compat/` itself holds bytes of the format that records the retry index and
-//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (its Bloomier filters
+//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (its filters but the IBLT
 //! rewritten on 2026-11-26 with derivation 1, the old ones moved to `888a351/`; it runs with
 //! the tests and checks that today's code still writes exactly these bytes; run
 //! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test compat` only to add fixtures of
 //! a NEW format; never to overwrite these). Only what c8558a0 could not write: first-attempt
-//! builds of the default hasher are byte-identical to its fixtures (tested below).
+//! builds of the default hasher differ from its fixtures only by the derivation (tested
+//! below).
 //! - `fuse8-retried`, `xor8-retried`, `bloomier-retried`: the same keys, seeds and widths
 //!   as the c8558a0 ones, now stored with their seed as given and a retry index above 0;
 //! - `fuse16-keyed`, `xor8-keyed`: the 1000 keys, `builder().hasher(KeyedHasher::with_key(
@@ -165,50 +167,71 @@ fn iblt_of_c8558a0_still_loads() {
 }
 
 /// Where the first seed peels, today's code writes the bytes c8558a0 wrote from the same
-/// keys and seed: the hasher parameter and the retry index changed nothing else.
+/// keys and seed (the hasher parameter and the retry index changed nothing else) but for
+/// the fingerprint derivation: the same length and layout, the derivation (1) in the
+/// layout's tag word (membership filters) or the fingerprint-width word (Bloomier), other
+/// cells.
 #[test]
-fn first_attempt_builds_are_byte_identical_to_c8558a0() {
+fn first_attempt_builds_differ_from_c8558a0_by_the_derivation_only() {
     let keys: Vec<String> = (0..1000).map(key).collect();
-    let same = |name: &str, bytes: Vec<u8>| assert_eq!(bytes, read(name), "{name}");
-    same(
+    // `at`: the payload offset of the word that records the derivation.
+    let only_derivation = |name: &str, new: Vec<u8>, at: usize, cells: usize| {
+        let old = read(name);
+        assert_eq!(new.len(), old.len(), "{name}");
+        let word = |b: &[u8]| u32::from_le_bytes(b[64 + at..68 + at].try_into().unwrap());
+        assert_eq!(word(&new), word(&old) | 1 << 8, "{name}");
+        assert_eq!(word(&old) >> 8, 0, "{name}");
+        let (mut a, mut b) = (new.clone(), old.clone());
+        a[64 + at..68 + at].fill(0);
+        b[64 + at..68 + at].fill(0);
+        assert_eq!(a[64..64 + cells], b[64..64 + cells], "{name}: layout");
+        assert_ne!(a[64 + cells..], b[64 + cells..], "{name}: cells");
+    };
+    let layout = 32;
+    only_derivation(
         "c8558a0/fuse8.bin",
         BinaryFuseFilter::<u8>::build_from(&keys, 42)
             .unwrap()
             .to_bytes(),
+        0,
+        layout,
     );
-    same(
+    only_derivation(
         "c8558a0/fuse16.bin",
         BinaryFuseFilter::<u16>::builder()
             .seed(42)
             .build(&keys)
             .unwrap()
             .to_bytes(),
+        0,
+        layout,
     );
-    same(
+    only_derivation(
         "c8558a0/xor8.bin",
         XorFilter::<u8>::build_from(&keys, 42).unwrap().to_bytes(),
+        0,
+        layout,
     );
-    same(
+    only_derivation(
         "c8558a0/xor16.bin",
         XorFilter::<u16>::builder()
             .seed(42)
             .build(&keys)
             .unwrap()
             .to_bytes(),
+        0,
+        layout,
     );
-    // A Bloomier filter's fingerprints changed derivation after 888a351: its bytes keep
-    // c8558a0's length, layout and value width; the fingerprint word gains the
-    // derivation (1 << 8), and the cells differ.
     let pairs: Vec<(String, u32)> = (0..1000).map(|i| (key(i), (i as u32 * 7) % 4096)).collect();
-    let new = BloomierFilter::build_with_seed(&pairs, 12, 8, 42)
-        .unwrap()
-        .to_bytes();
-    let old = read("c8558a0/bloomier.bin");
-    assert_eq!(new.len(), old.len());
-    assert_eq!(new[64..100], old[64..100], "layout and value width");
-    assert_eq!(old[100..104], 8u32.to_le_bytes());
-    assert_eq!(new[100..104], (8u32 | 1 << 8).to_le_bytes());
-    assert_ne!(new[104..], old[104..]);
+    only_derivation(
+        "c8558a0/bloomier.bin",
+        BloomierFilter::build_with_seed(&pairs, 12, 8, 42)
+            .unwrap()
+            .to_bytes(),
+        36,
+        layout + 8,
+    );
+    let same = |name: &str, bytes: Vec<u8>| assert_eq!(bytes, read(name), "{name}");
     let mut t = Iblt::with_cells(60, 42).unwrap();
     keys.iter().for_each(|k| t.insert(k));
     keys[..995].iter().for_each(|k| t.remove(k));
@@ -222,10 +245,15 @@ fn retry_index(bytes: &[u8]) -> u32 {
 
 #[test]
 fn retried_filters_of_this_format_still_load() {
-    for (name, seed) in [("fuse8-retried", 13), ("xor8-retried", 8)] {
+    for (name, seed) in [
+        ("888a351/fuse8-retried", 13),
+        ("888a351/xor8-retried", 8),
+        ("fuse8-retried", 13),
+        ("xor8-retried", 8),
+    ] {
         let bytes = read(&format!("{name}.bin"));
         assert_ne!(retry_index(&bytes), 0, "{name}");
-        let f = if name.starts_with("fuse") {
+        let f = if name.contains("fuse") {
             let f = membership!(name, 50, BinaryFuseFilter<u8>, BinaryFuseFilterView<u8>);
             f.hasher().seed()
         } else {
@@ -247,27 +275,33 @@ fn keyed_filters_of_this_format_load_with_their_key_only() {
     let mismatch = |e: RetrievalError| e == RetrievalError::Core(CoreError::HasherMismatch);
     let other = || KeyedHasher::with_key([1, 2, 3, 5]);
 
-    let bytes = read("fuse16-keyed.bin");
-    assert!(mismatch(
-        BinaryFuseFilter::<u16>::from_bytes(&bytes).unwrap_err()
-    ));
-    assert!(mismatch(
-        BinaryFuseFilter::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, other()).unwrap_err()
-    ));
-    let f = BinaryFuseFilter::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    let v =
-        BinaryFuseFilterView::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    check_membership("fuse16-keyed", 1000, &|k| f.contains(k));
-    check_membership("fuse16-keyed", 1000, &|k| v.contains(k));
-    assert_eq!(f.to_bytes(), bytes);
+    for dir in ["888a351/", ""] {
+        let name = format!("{dir}fuse16-keyed");
+        let bytes = read(&format!("{name}.bin"));
+        assert!(mismatch(
+            BinaryFuseFilter::<u16>::from_bytes(&bytes).unwrap_err()
+        ));
+        assert!(mismatch(
+            BinaryFuseFilter::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, other())
+                .unwrap_err()
+        ));
+        let f =
+            BinaryFuseFilter::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
+        let v = BinaryFuseFilterView::<u16, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed())
+            .unwrap();
+        check_membership(&name, 1000, &|k| f.contains(k));
+        check_membership(&name, 1000, &|k| v.contains(k));
+        assert_eq!(f.to_bytes(), bytes, "{name}");
 
-    let bytes = read("xor8-keyed.bin");
-    assert!(mismatch(XorFilter::<u8>::from_bytes(&bytes).unwrap_err()));
-    let f = XorFilter::<u8, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    let v = XorFilterView::<u8, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
-    check_membership("xor8-keyed", 1000, &|k| f.contains(k));
-    check_membership("xor8-keyed", 1000, &|k| v.contains(k));
-    assert_eq!(f.to_bytes(), bytes);
+        let name = format!("{dir}xor8-keyed");
+        let bytes = read(&format!("{name}.bin"));
+        assert!(mismatch(XorFilter::<u8>::from_bytes(&bytes).unwrap_err()));
+        let f = XorFilter::<u8, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
+        let v = XorFilterView::<u8, KeyedHasher>::from_bytes_with_hasher(&bytes, keyed()).unwrap();
+        check_membership(&name, 1000, &|k| f.contains(k));
+        check_membership(&name, 1000, &|k| v.contains(k));
+        assert_eq!(f.to_bytes(), bytes, "{name}");
+    }
 
     for name in ["888a351/bloomier-keyed", "bloomier-keyed"] {
         let bytes = read(&format!("{name}.bin"));
@@ -310,10 +344,11 @@ fn keyed_filters_of_this_format_load_with_their_key_only() {
     assert_eq!(t.to_bytes(), bytes);
 }
 
-/// The fingerprint derivation each Bloomier fixture records (bits 8..16 of payload bytes
-/// 36..40), and an unknown one refused by name.
+/// The fingerprint derivation each fixture records (a Bloomier filter: bits 8..16 of
+/// payload bytes 36..40; a binary fuse or xor filter: of payload bytes 0..4), and an
+/// unknown one refused by name.
 #[test]
-fn bloomier_fingerprint_derivations_are_recorded_and_checked() {
+fn fingerprint_derivations_are_recorded_and_checked() {
     let word = |b: &[u8]| u32::from_le_bytes(b[100..104].try_into().unwrap());
     for (name, derivation) in [
         ("c8558a0/bloomier", 0),
@@ -328,6 +363,47 @@ fn bloomier_fingerprint_derivations_are_recorded_and_checked() {
             "{name}"
         );
     }
+    // Membership filters: bits 8.. of the layout's tag word (payload bytes 0..4); the
+    // Bloomier's tag word carries none.
+    let tag = |b: &[u8]| u32::from_le_bytes(b[64..68].try_into().unwrap());
+    for (name, derivation) in [
+        ("c8558a0/fuse8", 0),
+        ("c8558a0/xor16", 0),
+        ("888a351/fuse8-retried", 0),
+        ("888a351/xor8-keyed", 0),
+        ("fuse8-retried", 1),
+        ("xor8-retried", 1),
+        ("fuse16-keyed", 1),
+        ("xor8-keyed", 1),
+        ("bloomier-keyed", 0),
+    ] {
+        assert_eq!(
+            tag(&read(&format!("{name}.bin"))) >> 8,
+            derivation,
+            "{name}"
+        );
+    }
+    for code in [2u32, 255] {
+        let mut bad = read("fuse16-keyed.bin");
+        bad[64..68].copy_from_slice(&(1 | code << 8).to_le_bytes());
+        bloomforge_core::format::reseal(&mut bad);
+        let got = BinaryFuseFilter::<u16, KeyedHasher>::from_bytes_with_hasher(&bad, keyed())
+            .unwrap_err();
+        let corrupt = RetrievalError::Core(CoreError::Corrupt {
+            reason: "unknown fingerprint derivation",
+        });
+        assert_eq!(got, corrupt, "{code}");
+    }
+    // A Bloomier filter's layout refuses a derivation in the tag word.
+    let mut bad = read("bloomier-keyed.bin");
+    bad[64..68].copy_from_slice(&(1u32 | 1 << 8).to_le_bytes());
+    bloomforge_core::format::reseal(&mut bad);
+    assert_eq!(
+        BloomierFilter::from_bytes_with_hasher(&bad, keyed()).unwrap_err(),
+        RetrievalError::Core(CoreError::Corrupt {
+            reason: "unknown or inconsistent layout"
+        })
+    );
     for code in [2u32, 255] {
         let mut bad = read("bloomier-retried.bin");
         bad[100..104].copy_from_slice(&(8 | code << 8).to_le_bytes());
