@@ -100,7 +100,8 @@ mod tests {
     use super::*;
 
     /// The same offsets as `memchr_iter` for every length 0..300 (all tails, chunk
-    /// boundaries, a `\n` in every lane) and dense, sparse and absent line ends.
+    /// boundaries, a `\n` in every lane) with dense, absent and all line ends, and a
+    /// single line end at every offset of 300 bytes (empty chunks before and after it).
     #[test]
     fn line_ends_equal_memchr() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -128,6 +129,11 @@ mod tests {
                     (0..len).collect::<Vec<_>>()
                 );
             }
+        }
+        for at in 0..300 {
+            let mut data = vec![b'x'; 300];
+            data[at] = b'\n';
+            assert_eq!(line_ends(&data).collect::<Vec<_>>(), vec![at], "{at}");
         }
         let lines = b"a\r\nbb\n\nccc".repeat(100);
         let want: Vec<usize> = memchr::memchr_iter(b'\n', &lines).collect();

@@ -147,7 +147,7 @@ impl MappedInput {
         let upto = self.pos / PAGE * PAGE;
         if upto > self.released {
             let map = &self.map;
-            // In parallel, as the populate above.
+            // In parallel, one range per thread.
             chunks(self.released, upto)
                 .into_par_iter()
                 .for_each(|(a, b)| {
@@ -304,8 +304,11 @@ mod tests {
             before: b"",
             keep_empty,
         };
+        // A slice outside the mapping is not advised (and does not panic).
+        w.populate(b"elsewhere");
         let mut out = Vec::new();
         for piece in w.pieces(parts) {
+            w.populate(piece);
             Window::for_each_key(piece, keep_empty, |k| out.push(k.to_vec()));
         }
         out
@@ -379,7 +382,8 @@ mod tests {
         assert_eq!(joined, data);
         assert_eq!(lines, n);
         // Short lines (~490 bytes on average) make windows of WINDOW_KEYS keys larger
-        // than WINDOW_BYTES: 8 MiB windows after the first.
+        // than WINDOW_BYTES: WINDOW_BYTES windows after the first (1 MiB), about five in
+        // all for three windows' worth of lines.
         assert!(windows <= 8, "{windows} windows");
     }
 

@@ -78,8 +78,9 @@ const LE_READ_MAX_WIDTH: u32 = 56;
 /// # Safety
 /// `bytes` holds at least `(c + 1) * width / 8 + 8` bytes (see [`read8`]).
 ///
-/// Cells of 8, 16 or 32 bits are aligned to their size: one read of that size (never
-/// across a line). Other widths: one unaligned 8-byte read at the cell's first byte and
+/// Cells of 8, 16 or 32 bits lie at multiples of their size: one read of that size (never
+/// across a line in an owned filter, whose words are aligned; a view's bytes may sit
+/// anywhere, so every read is an unaligned one). Other widths: one unaligned 8-byte read at the cell's first byte and
 /// a shift, with no branch on where the cell starts. (`packed_get` always reads the word
 /// after the cell's first one when the cell does not start a word, touching the next
 /// cache line for cells near a line's end; a `get` of 8-bit values with 8-bit
@@ -103,8 +104,9 @@ unsafe fn packed_get_le(width: u32, c: usize, bytes: &[u8]) -> u64 {
 // about 0.5-1 ns of a 6-7 ns `get` (1M keys; their compares and branches keep fewer
 // lookups' cache misses in flight). Their callers pass the cells of a layout's
 // positions, which are below `Layout::cells()`, over bytes that hold that many packed
-// cells and a spare word (`Packed::new`, checked by `parse` for a view); that makes
-// every read below end inside `bytes`. Debug builds check it.
+// cells and a spare word (`Packed::new` for a build; a decoded filter, a view and a
+// view's owned copy hold the words `parse` checked); that makes every read below end
+// inside `bytes`. Debug builds check it.
 
 /// Cell `c` of 8-bit cells.
 ///
@@ -118,7 +120,10 @@ unsafe fn read8(c: usize, bytes: &[u8]) -> u64 {
     u64::from(unsafe { *bytes.get_unchecked(c) })
 }
 
-/// Cell `c` of 16-bit cells. # Safety: as [`read8`].
+/// Cell `c` of 16-bit cells.
+///
+/// # Safety
+/// As [`read8`].
 #[inline(always)]
 unsafe fn read16(c: usize, bytes: &[u8]) -> u64 {
     debug_assert!(2 * c + 2 <= bytes.len());
@@ -128,7 +133,10 @@ unsafe fn read16(c: usize, bytes: &[u8]) -> u64 {
     }))
 }
 
-/// Cell `c` of 32-bit cells. # Safety: as [`read8`].
+/// Cell `c` of 32-bit cells.
+///
+/// # Safety
+/// As [`read8`].
 #[inline(always)]
 unsafe fn read32(c: usize, bytes: &[u8]) -> u64 {
     debug_assert!(4 * c + 4 <= bytes.len());
@@ -139,7 +147,10 @@ unsafe fn read32(c: usize, bytes: &[u8]) -> u64 {
 }
 
 /// Cell `c` of `width`-bit cells (`width <= LE_READ_MAX_WIDTH`) by one 8-byte read at its
-/// first byte. # Safety: as [`read8`].
+/// first byte.
+///
+/// # Safety
+/// As [`read8`].
 #[inline(always)]
 unsafe fn read_unaligned(width: u32, c: usize, bytes: &[u8]) -> u64 {
     let bit = c * width as usize;
@@ -154,6 +165,8 @@ unsafe fn read_unaligned(width: u32, c: usize, bytes: &[u8]) -> u64 {
 /// fingerprint_bits <= LE_READ_MAX_WIDTH` bits, the cell width dispatched once a lookup
 /// (not once a cell), so each width's three reads inline into a short straight line: a
 /// lookup's few instructions let the processor keep more lookups' cache misses in flight.
+///
+/// `cell.width()` is at most [`LE_READ_MAX_WIDTH`] (wider cells need `packed_get`).
 ///
 /// # Safety
 /// `bytes` holds the packed cells of `layout` and a spare word (see [`read8`]).
@@ -230,7 +243,7 @@ macro_rules! batch_lookups {
 }
 
 /// The batch lookup of the owned filter and the view: the cell width dispatched once for
-/// the whole batch (8, 16 and 32-bit cells by one aligned read of their size, other
+/// the whole batch (8, 16 and 32-bit cells by one read of their size, other
 /// widths up to 56 bits by one unaligned read, wider ones through `packed`), then
 /// [`peel::lookup_batch`]. `base` is the cells' first byte (for the prefetches) and
 /// `bytes` their little-endian bytes.
@@ -318,7 +331,8 @@ fn parse<S: PersistentHasher>(
         return Err(corrupt("payload too short"));
     }
     let value_bits = u32_at(payload, LAYOUT_BYTES);
-    // The fingerprint's width in bits 0..8, its derivation in bits 8..16.
+    // The fingerprint's width in bits 0..8, its derivation in bits 8..16 (bits 16..32
+    // must be 0: any other value is an unknown derivation).
     let fingerprint_word = u32_at(payload, LAYOUT_BYTES + 4);
     let fingerprint_bits = fingerprint_word & 0xff;
     if !(1..=32).contains(&value_bits) || fingerprint_bits > 32 {
@@ -354,9 +368,11 @@ impl CellStore for Packed {
     #[inline(always)]
     fn get(&self, c: usize) -> u64 {
         #[cfg(target_endian = "little")]
-        if self.width <= LE_READ_MAX_WIDTH
-            && (c + 1) * self.width as usize / 8 + 8 <= self.words.len() * 8
-        {
+        let fits = c
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(self.width as usize))
+            .is_some_and(|bits| bits / 8 + 8 <= self.words.len() * 8);
+        if self.width <= LE_READ_MAX_WIDTH && fits {
             // SAFETY: the bytes' length was just checked.
             return unsafe { packed_get_le(self.width, c, self.bytes()) };
         }

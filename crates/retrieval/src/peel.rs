@@ -173,8 +173,11 @@ impl Layout {
         if attempt >= MAX_ATTEMPTS {
             return Err(corrupt("retry index out of range"));
         }
-        // Cell counts above 2^40 are refused before anything is allocated.
+        // Cell counts above 2^40 are refused before anything is allocated; on a 32-bit
+        // target also those whose bytes `usize` cannot address (the lookups read cells
+        // without bounds checks, trusting `cells()`).
         const MAX: u64 = 1 << 40;
+        let addressable = |cells: u64| cells <= isize::MAX as u64 / 8;
         match tag {
             1 => {
                 let ok = a.is_power_of_two()
@@ -182,7 +185,8 @@ impl Layout {
                     && x > 0
                     && x % a == 0
                     && x <= MAX
-                    && y == x + 2 * a;
+                    && y == x + 2 * a
+                    && addressable(y);
                 if !ok {
                     return Err(corrupt("inconsistent binary fuse layout"));
                 }
@@ -196,7 +200,7 @@ impl Layout {
                     code,
                 ))
             }
-            2 if a > 0 && a <= MAX && x == 0 && y == 0 => {
+            2 if a > 0 && a <= MAX && addressable(3 * a) && x == 0 && y == 0 => {
                 Ok((Layout::Xor { block_length: a }, attempt, code))
             }
             _ => Err(corrupt("unknown or inconsistent layout")),
@@ -282,8 +286,8 @@ pub(crate) fn fingerprint_hash(hash: u64) -> u64 {
 
 /// How a key's fingerprint bits come from its (retry-remixed) hash, recorded with the
 /// filter (a Bloomier filter: bits 8..16 of its fingerprint-width word; a membership
-/// filter: bits 8..16 of its layout's tag word), 0 in the bytes written before the choice
-/// existed, so those still load and answer as they did.
+/// filter: bits 8..16 of its layout's tag word; the bits above must be 0), 0 in the
+/// bytes written before the choice existed, so those still load and answer as they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Derivation {
     /// A full 64-bit mix of the hash ([`fingerprint_hash`], two multiplies): the

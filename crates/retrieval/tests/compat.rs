@@ -93,6 +93,15 @@ macro_rules! membership {
         let v = <$V>::from_bytes(&bytes).unwrap();
         check_membership(name, $members, &|k| v.contains(k));
         assert_eq!(f.to_bytes(), bytes, "{name}: re-encoding changed the bytes");
+        assert_eq!(v.to_filter().to_bytes(), bytes, "{name}: the view's copy");
+        // The batch paths answer as the single lookups, owned and viewed.
+        let keys: Vec<String> = (0..3000).map(key).collect();
+        let single: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+        let mut out = vec![false; keys.len()];
+        f.contains_batch(&keys, &mut out).unwrap();
+        assert_eq!(out, single, "{name}: contains_batch");
+        v.contains_batch(&keys, &mut out).unwrap();
+        assert_eq!(out, single, "{name}: the view's contains_batch");
         f
     }};
 }
@@ -116,6 +125,15 @@ fn check_bloomier(name: &str, members: usize, value: impl Fn(usize) -> u32) -> B
         .collect();
     assert_eq!(now, then, "{name}: non-members answer differently");
     assert_eq!(f.to_bytes(), bytes, "{name}: re-encoding changed the bytes");
+    assert_eq!(v.to_filter().to_bytes(), bytes, "{name}: the view's copy");
+    // The batch paths answer as the single lookups, owned and viewed.
+    let keys: Vec<String> = (0..3000).map(key).collect();
+    let single: Vec<Option<u32>> = keys.iter().map(|k| f.get(k)).collect();
+    let mut out = vec![None; keys.len()];
+    f.get_batch(&keys, &mut out).unwrap();
+    assert_eq!(out, single, "{name}: get_batch");
+    v.get_batch(&keys, &mut out).unwrap();
+    assert_eq!(out, single, "{name}: the view's get_batch");
     f
 }
 
