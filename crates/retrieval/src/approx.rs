@@ -627,6 +627,30 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// (the single-key [`insert`](Self::insert) waits on its own). Same result as
     /// inserting the pairs one by one.
     pub fn insert_batch<Q: Hash>(&mut self, pairs: &[(Q, L::Value)]) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if self.backend == Backend::Avx512 && self.layout == CellLayout::Blocked {
+            /// The loop compiled with AVX-512: the line kernel inlines into it (no call
+            /// and `vzeroupper` a key).
+            ///
+            /// # Safety
+            /// AVX-512F and AVX-512BW.
+            #[target_feature(enable = "avx512f,avx512bw")]
+            unsafe fn avx512<L: Lattice, S: BuildHasher, Q: Hash>(
+                this: &mut CompactApproximator<L, S>,
+                pairs: &[(Q, L::Value)],
+            ) {
+                this.insert_batch_loop(pairs);
+            }
+            // SAFETY: an approximator holds `Backend::Avx512` only after
+            // `backend_available` confirmed AVX-512F and AVX-512BW.
+            unsafe { avx512(self, pairs) };
+            return;
+        }
+        self.insert_batch_loop(pairs);
+    }
+
+    #[inline(always)]
+    fn insert_batch_loop<Q: Hash>(&mut self, pairs: &[(Q, L::Value)]) {
         let mut hashes = [0u64; BATCH];
         for block in pairs.chunks(BATCH) {
             for (h, (k, _)) in hashes.iter_mut().zip(block) {
@@ -657,6 +681,30 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         out: &mut [L::Value],
     ) -> Result<(), RetrievalError> {
         crate::peel::check_batch(keys.len(), out.len())?;
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if self.backend == Backend::Avx512 && self.layout == CellLayout::Blocked {
+            /// As in `insert_batch`: the line kernel inlines into the loop.
+            ///
+            /// # Safety
+            /// AVX-512F and AVX-512BW.
+            #[target_feature(enable = "avx512f,avx512bw")]
+            unsafe fn avx512<L: Lattice, S: BuildHasher, Q: Hash>(
+                this: &CompactApproximator<L, S>,
+                keys: &[Q],
+                out: &mut [L::Value],
+            ) {
+                this.get_batch_loop(keys, out);
+            }
+            // SAFETY: as in `insert_batch`.
+            unsafe { avx512(self, keys, out) };
+            return Ok(());
+        }
+        self.get_batch_loop(keys, out);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn get_batch_loop<Q: Hash>(&self, keys: &[Q], out: &mut [L::Value]) {
         crate::peel::lookup_batch(
             keys,
             out,
@@ -664,7 +712,6 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             |h| self.prefetch(h),
             |h| self.get_hash(h),
         );
-        Ok(())
     }
 
     #[inline(always)]
@@ -901,6 +948,11 @@ mod tests {
             a.insert_batch(&pairs);
             // Lookups through the backend's meet: equal to the scalar loop's.
             let gets: Vec<L::Value> = (0..3000u32).map(|k| a.get(&k)).collect();
+            // The batch lookup (its own loop, compiled for the backend) answers alike.
+            let keys: Vec<u32> = (0..3000).collect();
+            let mut batch = vec![L::bottom(); keys.len()];
+            a.get_batch(&keys, &mut batch).unwrap();
+            assert!(batch == gets, "{}: get_batch", backend.name());
             a.set_backend(Backend::Scalar).unwrap();
             assert!((0..3000u32).zip(&gets).all(|(k, g)| a.get(&k) == *g));
             a.cells[a.offset..a.offset + a.cells()].to_vec()
