@@ -6,12 +6,12 @@
 //! removed at the end, on error and on Ctrl-C) so pass 2 can read them again; give
 //! `--expected` to stream stdin once with no temporary file. Pass 2 inserts a regular file
 //! window by window from its memory map (see [`crate::mapped`]: each window's whole lines
-//! are split, hashed and inserted on every thread with core's bounded-memory
-//! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]).
-//! Resident memory of a mapped file: the filter, plus one window of the input (at most
-//! 16 MiB or the longest line, released once inserted) and its hashes (8 bytes a key,
-//! held up to three times, windows aiming at 2^18 keys: ~6 MiB); of a pipe: the filter,
-//! plus
+//! are split and hashed on every thread while the window before is inserted with core's
+//! bounded-memory `par_insert_hash_batch`), a pipe block by block (see
+//! [`AnyFilter::insert_block`]). Resident memory of a mapped file: the filter, plus two
+//! windows of the input (at most 16 MiB each or the longest line, released once inserted)
+//! and their hashes (8 bytes a key, held up to three times, windows aiming at 2^18 keys:
+//! ~12 MiB); of a pipe: the filter, plus
 //! - three byte buffers of `input::BLOCK_BYTES` = 8 MiB: the block being read on the
 //!   reader thread, the block being inserted, and the reader's carry (the bytes after a
 //!   block's cut, kept for the next block: a partial line, or up to a whole block when a
@@ -260,13 +260,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         // A regular file is mapped and split, hashed and inserted on every thread; pipes
         // are read in blocks by a reader thread.
         if let Some(mut mapped) = MappedInput::open(source, opts.keep_empty, progress.clone())? {
-            let name = mapped.name().to_string();
-            mapped.for_each_window(|window| {
-                let n = filter.insert_window(window, &name)?;
-                progress.inc_keys(n as u64);
-                keys += n as u64;
-                Ok(n)
-            })?;
+            keys += filter.insert_mapped(&mut mapped, &progress)?;
         } else {
             let mut reader = BlockStream::open(source, opts.keep_empty, progress.clone())?;
             let mut block = Block::default();

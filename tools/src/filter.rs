@@ -3,11 +3,12 @@
 
 use crate::error::{CliError, Result as CliResult};
 use crate::input::Block;
-use crate::mapped::Window;
+use crate::mapped::{MappedInput, Window};
+use crate::progress::Progress;
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{
-    AtomicStandardBloomFilter, BlockedBloomFilter, RemoveOutcome, SplitBlockBloomFilter,
-    StandardBloomFilter,
+    AtomicStandardBloomFilter, BlockedBloomFilter, DefaultHasher, RemoveOutcome,
+    SplitBlockBloomFilter, StandardBloomFilter,
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
@@ -328,14 +329,19 @@ impl AnyFilter {
     /// The 64-bit hash the filter probes for `key` (its own hasher and seed).
     #[inline]
     pub(crate) fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher().hash_one(key)
+    }
+
+    /// The filter's hasher (core's seeded default for every kind).
+    pub(crate) fn hasher(&self) -> &DefaultHasher {
         match self {
-            AnyFilter::Blocked(f) => f.hasher().hash_one(key),
-            AnyFilter::Split(f) => f.hasher().hash_one(key),
-            AnyFilter::Standard(f) => f.hasher().hash_one(key),
-            AnyFilter::Counting(f) => f.hasher().hash_one(key),
-            AnyFilter::DLeft(f) => f.hash_key(key),
-            AnyFilter::Scalable(f) => f.hasher().hash_one(key),
-            AnyFilter::Stable(f) => f.hasher().hash_one(key),
+            AnyFilter::Blocked(f) => f.hasher(),
+            AnyFilter::Split(f) => f.hasher(),
+            AnyFilter::Standard(f) => f.hasher(),
+            AnyFilter::Counting(f) => f.hasher(),
+            AnyFilter::DLeft(f) => f.hasher(),
+            AnyFilter::Scalable(f) => f.hasher(),
+            AnyFilter::Stable(f) => f.hasher(),
         }
     }
 
@@ -370,17 +376,40 @@ impl AnyFilter {
             .map_err(|(i, e)| CliError::Msg(format!("{name}:{}: {e}", block.line_number(i))))
     }
 
-    /// Inserts every key of a memory-mapped window: split and hashed on every thread
-    /// (`Window::hashes`), then inserted as [`AnyFilter::insert_block`] does. Returns the
-    /// number of keys.
-    pub(crate) fn insert_window(&mut self, window: &Window<'_>, name: &str) -> CliResult<usize> {
-        let hashes = {
-            let filter = &*self;
-            window.hashes(|key| filter.hash(key))
-        };
-        self.insert_hashes(&hashes)
-            .map_err(|(i, e)| CliError::Msg(format!("{name}:{}: {e}", window.line_number(i))))?;
-        Ok(hashes.len())
+    /// Inserts every key of a memory-mapped file: each window's pieces are split and
+    /// hashed on the pool (with a copy of the filter's hasher) while the window before is
+    /// inserted as [`AnyFilter::insert_block`] does. Returns the number of keys.
+    pub(crate) fn insert_mapped(
+        &mut self,
+        mapped: &mut MappedInput,
+        progress: &Progress,
+    ) -> CliResult<u64> {
+        let hasher = *self.hasher();
+        let keep_empty = mapped.keep_empty();
+        let name = mapped.name().to_string();
+        let mut total = 0u64;
+        mapped.for_each_window(
+            |piece| {
+                // ~65 bytes a line in typical inputs; the vector grows past a guess.
+                let mut out = Vec::with_capacity(piece.len() / 32 + 16);
+                Window::for_each_key(piece, keep_empty, |k| out.push(hasher.hash_one(k)));
+                out
+            },
+            |window, parts| {
+                let hashes = if parts.len() == 1 {
+                    parts.into_iter().next().unwrap_or_default()
+                } else {
+                    parts.concat()
+                };
+                self.insert_hashes(&hashes).map_err(|(i, e)| {
+                    CliError::Msg(format!("{name}:{}: {e}", window.line_number(i)))
+                })?;
+                progress.inc_keys(hashes.len() as u64);
+                total += hashes.len() as u64;
+                Ok(hashes.len())
+            },
+        )?;
+        Ok(total)
     }
 
     /// Inserts keys by their hashes ([`AnyFilter::hash`]), as [`AnyFilter::insert_block`];

@@ -3,8 +3,8 @@
 //! removed), one per line, in input order. Keys are hashed and probed in parallel: a
 //! regular file window by window from its memory map (each window cut into pieces that
 //! threads split, hash, probe and format; printed in order), a pipe block by block.
-//! Memory: the filter plus one window and its output (see `mapped`), or two input blocks
-//! (see `input::BlockStream`). Blocked
+//! Memory: the filter plus two windows and their output (see `mapped`), or two input
+//! blocks (see `input::BlockStream`). Blocked
 //! and split-block filters are queried in place from the memory-mapped file (core's
 //! zero-copy views: no second copy of the filter); the other kinds are loaded, which holds
 //! the file's bytes and the decoded filter at once (2x the filter, briefly).
@@ -148,6 +148,7 @@ fn query_piece(args: &Args, probe: &Probe<'_>, piece: &[u8]) -> PieceOutput {
 /// Appends `key`'s output line to `lines` if `args` shows it: present keys (absent ones
 /// with `--absent`), every key with `--count` (then `key<TAB>count`: a second lookup, made
 /// only when asked for).
+#[inline]
 fn push_shown(args: &Args, probe: &Probe<'_>, key: &[u8], hit: bool, lines: &mut Vec<u8>) {
     let shown = if args.absent { !hit } else { hit || args.count };
     if !shown {
@@ -243,25 +244,20 @@ fn run_with(
         // on every thread, then printed in order.
         let keep_empty = args.key_options.keep_empty;
         if let Some(mut mapped) = MappedInput::open(source, keep_empty, progress.clone())? {
-            mapped.for_each_window(|window| {
-                let outputs: Vec<PieceOutput> = window
-                    .pieces(rayon::current_num_threads() * 4)
-                    .into_par_iter()
-                    .map(|piece| {
-                        window.populate(piece);
-                        query_piece(args, probe, piece)
-                    })
-                    .collect();
-                let mut keys = 0;
-                for piece in outputs {
-                    keys += piece.keys;
-                    present += piece.present;
-                    out.write_all(&piece.lines).map_err(werr)?;
-                }
-                total += keys;
-                progress.inc_keys(keys);
-                Ok(keys as usize)
-            })?;
+            mapped.for_each_window(
+                |piece| query_piece(args, probe, piece),
+                |_, outputs| {
+                    let mut keys = 0;
+                    for piece in outputs {
+                        keys += piece.keys;
+                        present += piece.present;
+                        out.write_all(&piece.lines).map_err(werr)?;
+                    }
+                    total += keys;
+                    progress.inc_keys(keys);
+                    Ok(keys as usize)
+                },
+            )?;
             progress.finish();
             continue;
         }

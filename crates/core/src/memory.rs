@@ -45,12 +45,68 @@ pub fn advise_huge_pages<T>(region: &mut [MaybeUninit<T>]) {
 ///
 /// # Errors
 /// [`TryReserveError`] if the allocation fails (nothing is allocated then).
-pub fn try_vec_filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>, TryReserveError> {
+pub fn try_vec_filled<T: Clone + Send + Sync>(
+    n: usize,
+    value: T,
+) -> Result<Vec<T>, TryReserveError> {
+    use rayon::prelude::*;
     let mut v = Vec::new();
     v.try_reserve_exact(n)?;
-    advise_huge_pages(v.spare_capacity_mut());
-    v.resize(n, value);
+    let spare = &mut v.spare_capacity_mut()[..n];
+    advise_huge_pages(spare);
+    let bytes = core::mem::size_of_val(spare);
+    if bytes >= PARALLEL_FILL_MIN_BYTES && rayon::current_num_threads() > 1 {
+        let per_chunk = (PARALLEL_FILL_CHUNK / core::mem::size_of::<T>().max(1)).max(1);
+        spare.par_chunks_mut(per_chunk).for_each(|chunk| {
+            for slot in chunk {
+                slot.write(value.clone());
+            }
+        });
+        // SAFETY: the first `n` slots of the capacity (reserved above) were all written.
+        unsafe { v.set_len(n) };
+    } else {
+        v.resize(n, value);
+    }
     Ok(v)
+}
+
+/// Allocations from this size on are filled (zeroed) by every thread of the current rayon
+/// pool: their first touches are page faults, each of which clears a page, and in a virtual
+/// machine whose host has not backed the memory yet each also costs the host a fault (a
+/// fresh 118 MiB filter took 0.28 s to zero on one thread of a KVM guest, 0.15 s on two,
+/// 0.01 s once the host had backed it).
+pub const PARALLEL_FILL_MIN_BYTES: usize = 16 << 20;
+
+/// The share of a parallel fill one task writes: a huge page.
+const PARALLEL_FILL_CHUNK: usize = 2 << 20;
+
+/// Writes zeros over `bytes` bytes at `ptr`, on every thread of the current rayon pool
+/// from [`PARALLEL_FILL_MIN_BYTES`] on.
+///
+/// # Safety
+/// `ptr..ptr + bytes` must be valid for writes (one live allocation).
+pub(crate) unsafe fn zero_raw(ptr: *mut u8, bytes: usize) {
+    use rayon::prelude::*;
+    if bytes < PARALLEL_FILL_MIN_BYTES || rayon::current_num_threads() == 1 {
+        // SAFETY: the caller's contract.
+        unsafe { core::ptr::write_bytes(ptr, 0, bytes) };
+        return;
+    }
+    // Chunks start at huge-page boundaries, so one task faults in each huge page.
+    let base = ptr as usize;
+    let first = base.next_multiple_of(PARALLEL_FILL_CHUNK).min(base + bytes);
+    let tasks = (base + bytes - first).div_ceil(PARALLEL_FILL_CHUNK) + 1;
+    (0..tasks).into_par_iter().for_each(|t| {
+        let (start, end) = if t == 0 {
+            (base, first)
+        } else {
+            let s = first + (t - 1) * PARALLEL_FILL_CHUNK;
+            (s, (s + PARALLEL_FILL_CHUNK).min(base + bytes))
+        };
+        // SAFETY: `start..end` lies inside `ptr..ptr + bytes` (the caller's contract), and
+        // the tasks' ranges are disjoint.
+        unsafe { core::ptr::write_bytes(start as *mut u8, 0, end - start) };
+    });
 }
 
 /// [`advise_huge_pages`] on `bytes` bytes at `ptr`; the range must lie inside one live
@@ -75,3 +131,53 @@ pub(crate) fn advise_raw(ptr: *mut u8, bytes: usize) {
 
 #[cfg(not(all(target_os = "linux", not(miri))))]
 pub(crate) fn advise_raw(_ptr: *mut u8, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn parallel_zeroing_writes_exactly_its_range() {
+        for threads in [1, 3] {
+            // Starts and ends off every boundary, above and below the parallel size.
+            for (len, skip_front, skip_back) in [
+                (PARALLEL_FILL_MIN_BYTES + (5 << 20) + 12_345, 7, 5),
+                (PARALLEL_FILL_MIN_BYTES + 3, 1, 1),
+                (PARALLEL_FILL_MIN_BYTES - 100, 0, 0),
+                (PARALLEL_FILL_CHUNK * 9, 0, 0),
+            ] {
+                let mut v = vec![0xA5u8; len];
+                let bytes = len - skip_front - skip_back;
+                pool(threads).install(|| {
+                    // SAFETY: the range lies inside `v`.
+                    unsafe { zero_raw(v.as_mut_ptr().add(skip_front), bytes) }
+                });
+                assert!(v[..skip_front].iter().all(|&b| b == 0xA5));
+                assert!(v[len - skip_back..].iter().all(|&b| b == 0xA5));
+                assert!(
+                    v[skip_front..len - skip_back].iter().all(|&b| b == 0),
+                    "{threads} threads, {len} bytes"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_fill_fills_every_slot() {
+        for threads in [1, 3] {
+            let n = PARALLEL_FILL_MIN_BYTES / 8 + 1001;
+            let v = pool(threads).install(|| try_vec_filled(n, 0x0123_4567_89ab_cdefu64).unwrap());
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0x0123_4567_89ab_cdef));
+            let small = pool(threads).install(|| try_vec_filled(10, 3u16).unwrap());
+            assert_eq!(small, vec![3u16; 10]);
+        }
+    }
+}

@@ -59,7 +59,7 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
         if !raw.is_null() {
             crate::memory::advise_raw(raw, layout.size());
             // SAFETY: `raw` points to `layout.size()` writable bytes just allocated.
-            unsafe { core::ptr::write_bytes(raw, 0, layout.size()) };
+            unsafe { crate::memory::zero_raw(raw, layout.size()) };
         }
         raw.cast::<B>()
     } else {

@@ -885,7 +885,10 @@ pub(crate) fn on_threads<R: Send>(
 pub(crate) const MAX_ATTEMPTS: u32 = 100;
 
 /// `n` copies of `value` through core's allocator, an allocation failure typed.
-pub(crate) fn alloc<T: Clone>(n: usize, value: T) -> Result<Vec<T>, bloomforge_core::Error> {
+pub(crate) fn alloc<T: Clone + Send + Sync>(
+    n: usize,
+    value: T,
+) -> Result<Vec<T>, bloomforge_core::Error> {
     bloomforge_core::memory::try_vec_filled(n, value).map_err(|_| {
         bloomforge_core::Error::AllocationFailed {
             bytes: n.saturating_mul(std::mem::size_of::<T>()),
