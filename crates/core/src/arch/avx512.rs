@@ -71,18 +71,31 @@ unsafe impl Kernel for Avx512 {
     #[inline(always)]
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
         // SAFETY: the caller guarantees AVX-512F; the store goes to a local 64-byte-aligned
-        // block.
+        // block; `j + 8 <= 64 = BLOCKED_POWERS_U64.len()` because j < k <= 64 steps by 8.
         unsafe {
-            let ones = _mm512_set1_epi32(1);
-            let offsets = _mm512_setr_epi32(
-                0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480,
-            );
+            // Eight probe positions at a time in 64-bit lanes (as `blocked_contains`), then
+            // each broadcast by `vpermq` to every word lane, which takes 1 << (p - 64 w)
+            // when that count is in 0..64 (`vpsllvq` gives 0 for every other unsigned
+            // count): four vector ops a probe, none of them scalar.
+            let h = _mm512_set1_epi64(i64::from(h32));
+            let ones = _mm512_set1_epi64(1);
+            let offsets = _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448);
             let mut mask = _mm512_setzero_si512();
-            for j in 0..k as usize {
-                // Lane w gets 1 << (p - 32 w) when that count is in 0..32; vpsllvd gives 0
-                // for every other (unsigned) count.
-                let p = _mm512_set1_epi32(super::scalar::blocked_position(h32, j) as i32);
-                mask = _mm512_or_si512(mask, _mm512_sllv_epi32(ones, _mm512_sub_epi32(p, offsets)));
+            let mut j = 0u32;
+            while j < k {
+                let pows = _mm512_loadu_si512(BLOCKED_POWERS_U64.as_ptr().add(j as usize).cast());
+                let pos = _mm512_and_si512(
+                    _mm512_srli_epi64::<23>(_mm512_mul_epu32(h, pows)),
+                    _mm512_set1_epi64(511),
+                );
+                for lane in 0..(k - j).min(8) {
+                    let p = _mm512_permutexvar_epi64(_mm512_set1_epi64(i64::from(lane)), pos);
+                    mask = _mm512_or_si512(
+                        mask,
+                        _mm512_sllv_epi64(ones, _mm512_sub_epi64(p, offsets)),
+                    );
+                }
+                j += 8;
             }
             let mut out = Block512::ZERO;
             _mm512_store_si512(out.words.as_mut_ptr().cast(), mask);
