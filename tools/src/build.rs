@@ -5,10 +5,11 @@
 //! Keys from stdin are then spooled to a temporary file during pass 1 (in `--temp-dir`,
 //! removed at the end, on error and on Ctrl-C) so pass 2 can read them again; give
 //! `--expected` to stream stdin once with no temporary file. Pass 2 inserts a regular file
-//! window by window from its memory map (see [`crate::mapped`]: each window's whole lines
-//! are split and hashed on every thread while the window before is inserted with core's
-//! bounded-memory `par_insert_hash_batch`), a pipe block by block (see
-//! [`AnyFilter::insert_block`]). Resident memory of a mapped file: the filter, plus two
+//! window by window from its memory map (see [`crate::mapped`] and
+//! [`AnyFilter::insert_mapped`]: each window's whole lines are split and hashed on the
+//! worker threads while the window before is inserted, by the main thread for blocked and
+//! split-block filters below 4 threads, else with core's bounded-memory
+//! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]). Resident memory of a mapped file: the filter, plus two
 //! windows of the input (at most 16 MiB each or the longest line, released once inserted)
 //! and their hashes (8 bytes a key, held up to three times, windows aiming at 2^18 keys:
 //! ~12 MiB); of a pipe: the filter, plus

@@ -377,8 +377,9 @@ impl AnyFilter {
     }
 
     /// Inserts every key of a memory-mapped file: each window's pieces are split and
-    /// hashed on the pool (with a copy of the filter's hasher) while the window before is
-    /// inserted as [`AnyFilter::insert_block`] does. Returns the number of keys.
+    /// hashed on a pool (with a copy of the filter's hasher) while the window before is
+    /// inserted, by the calling thread alone (blocked and split-block filters below 4
+    /// threads) or as [`AnyFilter::insert_block`] does. Returns the number of keys.
     pub(crate) fn insert_mapped(
         &mut self,
         mapped: &mut MappedInput,
@@ -388,7 +389,24 @@ impl AnyFilter {
         let keep_empty = mapped.keep_empty();
         let name = mapped.name().to_string();
         let mut total = 0u64;
-        mapped.for_each_window(
+        // Below 4 threads this (the calling) thread inserts blocked and split-block windows
+        // alone while a pool of one thread fewer splits and hashes the next one. Splitting
+        // the insert over the pool (each thread scans every hash for those of its range of
+        // the filter) and hashing on all threads measured slower on 2 cores (100M URLs,
+        // 5 interleaved runs: 1.52 s; the calling thread inserting beside 2 hashing
+        // threads 1.47 s, beside 1: 1.31 s).
+        let threads = rayon::current_num_threads();
+        let sequential = threads < 4 && matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
+        let pool = if sequential {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads((threads - 1).max(1))
+                .build()
+                .ok()
+        } else {
+            None
+        };
+        mapped.for_each_window_in(
+            pool.as_ref(),
             |piece| {
                 // ~65 bytes a line in typical inputs; the vector grows past a guess.
                 let mut out = Vec::with_capacity(piece.len() / 32 + 16);
@@ -396,17 +414,28 @@ impl AnyFilter {
                 out
             },
             |window, parts| {
-                let hashes = if parts.len() == 1 {
-                    parts.into_iter().next().unwrap_or_default()
-                } else {
-                    parts.concat()
-                };
-                self.insert_hashes(&hashes).map_err(|(i, e)| {
-                    CliError::Msg(format!("{name}:{}: {e}", window.line_number(i)))
-                })?;
-                progress.inc_keys(hashes.len() as u64);
-                total += hashes.len() as u64;
-                Ok(hashes.len())
+                let n = parts.iter().map(Vec::len).sum::<usize>();
+                match self {
+                    AnyFilter::Blocked(f) if sequential => {
+                        parts.iter().for_each(|p| f.insert_hash_batch(p))
+                    }
+                    AnyFilter::Split(f) if sequential => {
+                        parts.iter().for_each(|p| f.insert_hash_batch(p))
+                    }
+                    _ => {
+                        let hashes = if parts.len() == 1 {
+                            parts.into_iter().next().unwrap_or_default()
+                        } else {
+                            parts.concat()
+                        };
+                        self.insert_hashes(&hashes).map_err(|(i, e)| {
+                            CliError::Msg(format!("{name}:{}: {e}", window.line_number(i)))
+                        })?;
+                    }
+                }
+                progress.inc_keys(n as u64);
+                total += n as u64;
+                Ok(n)
             },
         )?;
         Ok(total)

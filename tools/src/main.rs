@@ -80,7 +80,10 @@ struct Cli {
     /// Extra statistics on stderr (partitions, re-splits, memory).
     #[arg(short, long, global = true)]
     verbose: bool,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores). `build` and `query` of a file also keep the
+    /// main thread busy beside them: it prints each window's answers in order, or inserts a
+    /// blocked or split-block filter's keys while the others split and hash the next
+    /// window (then below 4 threads one fewer worker is started).
     #[arg(long, global = true, value_name = "T")]
     threads: Option<usize>,
     #[command(subcommand)]

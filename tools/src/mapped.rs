@@ -131,6 +131,17 @@ impl MappedInput {
     pub(crate) fn for_each_window<T: Send>(
         &mut self,
         work: impl Fn(&[u8]) -> T + Sync,
+        consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
+    ) -> Result<()> {
+        self.for_each_window_in(None, work, consume)
+    }
+
+    /// [`for_each_window`](Self::for_each_window) with the pieces on `pool` (`None`: the
+    /// global pool).
+    pub(crate) fn for_each_window_in<T: Send>(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        work: impl Fn(&[u8]) -> T + Sync,
         mut consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
     ) -> Result<()> {
         /// A window whose pieces are on the pool.
@@ -140,12 +151,13 @@ impl MappedInput {
             results: Vec<Option<T>>,
             left: usize,
         }
-        let parts = rayon::current_num_threads() * PIECES_PER_THREAD;
+        let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+        let parts = threads * PIECES_PER_THREAD;
         let map = &self.map;
         let len = map.len();
         let keep_empty = self.keep_empty;
         let work = &work;
-        rayon::in_place_scope(|scope| {
+        let walk = one_scope(|scope| {
             let (tx, rx) = std::sync::mpsc::channel::<(u64, usize, T)>();
             let mut in_flight: std::collections::VecDeque<InFlight<'_, T>> = Default::default();
             // Sequence numbers of windows: the front of `in_flight` is `consumed`.
@@ -199,8 +211,19 @@ impl MappedInput {
                 let next = done.window.before.len() + done.window.data.len();
                 release(map, &mut self.released, next);
             }
-        })
+        });
+        match pool {
+            Some(pool) => pool.in_place_scope(walk),
+            None => rayon::in_place_scope(walk),
+        }
     }
+}
+
+/// `f`, typed as a body for one `rayon` scope of one lifetime `'s` (a closure whose
+/// parameter is written `&Scope<'_>` would have to accept every lifetime), so the same body
+/// can go to [`rayon::in_place_scope`] or to [`rayon::ThreadPool::in_place_scope`].
+fn one_scope<'s, R>(f: impl FnOnce(&rayon::Scope<'s>) -> R) -> impl FnOnce(&rayon::Scope<'s>) -> R {
+    f
 }
 
 /// The end of the window that starts at `start` and aims at `size` bytes: after the last
