@@ -1,6 +1,7 @@
 //! Regular files take the memory-mapped path of `build` and `query`, pipes the block
 //! reader: both must give the same filter bytes and the same output, byte for byte, on
-//! input that crosses windows (8 MiB) with CRLF, empty, non-UTF-8 and very long lines.
+//! input that crosses windows (1 MiB, then up to 16 MiB) with CRLF, empty, non-UTF-8 and
+//! very long lines, and a failed insert names the same input line either way.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -114,5 +115,63 @@ fn mapped_files_and_pipes_agree() {
                 }
             }
         }
+    }
+}
+
+/// The line number in `bloomforge: NAME:LINE: ...` (the first `:`-separated number after
+/// the name).
+fn error_line(stderr: &[u8], name: &str) -> u64 {
+    let text = String::from_utf8_lossy(stderr);
+    let at = text
+        .find(&format!("{name}:"))
+        .unwrap_or_else(|| panic!("no '{name}:' in {text}"));
+    text[at + name.len() + 1..]
+        .split(':')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no line number in {text}"))
+}
+
+#[test]
+fn a_failed_insert_names_the_same_line_mapped_and_piped() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.txt");
+    write_keys(&keys);
+    let k = keys.to_str().unwrap();
+    let out = dir.path().join("full.bloom");
+    let o = out.to_str().unwrap();
+    // A d-left table sized for a third of the keys fills up windows into the file.
+    let args = [
+        "-q",
+        "build",
+        "--kind",
+        "dleft",
+        "--expected",
+        "90000",
+        "-o",
+        o,
+    ];
+    let failed = |stdin: Option<&Path>, extra: &[&str]| {
+        let mut cmd = bin();
+        cmd.args(args)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd.stdin(match stdin {
+            Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+            None => Stdio::null(),
+        });
+        let r = cmd.output().unwrap();
+        assert!(!r.status.success(), "{extra:?}: the table should fill");
+        r.stderr
+    };
+    for threads in ["1", "5"] {
+        let mapped = failed(None, &["--threads", threads, k]);
+        let piped = failed(Some(&keys), &["--threads", threads]);
+        let line = error_line(&mapped, k);
+        assert_eq!(line, error_line(&piped, "stdin"), "{threads} threads");
+        // Past the first two windows (1 MiB each, ~17 000 lines of ~60 bytes).
+        assert!(line > 40_000, "line {line}");
+        assert!(!out.exists());
     }
 }
