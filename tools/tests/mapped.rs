@@ -27,8 +27,8 @@ fn run(args: &[&str], stdin: Option<&Path>) -> Vec<u8> {
     out.stdout
 }
 
-/// ~20 MB of keys (three windows): URL-like lines, every 5th CRLF, every 11th empty,
-/// some with bytes that are not UTF-8, one 9 MiB line (longer than a window) and a last
+/// ~29 MB of keys (several windows): URL-like lines, every 5th CRLF, every 11th empty,
+/// some with bytes that are not UTF-8, one 17 MiB line (longer than a window) and a last
 /// line without a terminator.
 fn write_keys(path: &Path) {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
@@ -46,7 +46,7 @@ fn write_keys(path: &Path) {
             f.write_all(&[0xff, 0xfe, b'x']).unwrap();
         }
         if i == 150_000 {
-            f.write_all(&vec![b'y'; 9 << 20]).unwrap();
+            f.write_all(&vec![b'y'; 17 << 20]).unwrap();
         }
         f.write_all(if i % 5 == 0 { b"\r\n" } else { b"\n" })
             .unwrap();
