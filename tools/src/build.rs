@@ -9,10 +9,11 @@
 //! [`AnyFilter::insert_mapped`]: each window's whole lines are split and hashed on the
 //! worker threads while the window before is inserted, by the main thread for blocked and
 //! split-block filters below 4 threads, else with core's bounded-memory
-//! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]). Resident memory of a mapped file: the filter, plus two
-//! windows of the input (at most 16 MiB each or the longest line, released once inserted)
-//! and their hashes (8 bytes a key, held up to three times, windows aiming at 2^18 keys:
-//! ~12 MiB); of a pipe: the filter, plus
+//! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]).
+//! Resident memory of a mapped file: the filter, plus two windows of the input (at most
+//! 16 MiB each or the longest line, released once inserted) and their hashes (8 bytes a
+//! key, held up to three times, windows aiming at 2^18 keys: ~12 MiB); of a pipe: the
+//! filter, plus
 //! - three byte buffers of `input::BLOCK_BYTES` = 8 MiB: the block being read on the
 //!   reader thread, the block being inserted, and the reader's carry (the bytes after a
 //!   block's cut, kept for the next block: a partial line, or up to a whole block when a
@@ -258,8 +259,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut keys = 0u64;
     for source in &sources {
         let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);
-        // A regular file is mapped and split, hashed and inserted on every thread; pipes
-        // are read in blocks by a reader thread.
+        // A regular file is mapped, split and hashed on the worker threads and inserted
+        // beside them (see `insert_mapped`); pipes are read in blocks by a reader thread.
         if let Some(mut mapped) = MappedInput::open(source, opts.keep_empty, progress.clone())? {
             keys += filter.insert_mapped(&mut mapped, &progress)?;
         } else {

@@ -393,8 +393,9 @@ impl AnyFilter {
         // alone while a pool of one thread fewer splits and hashes the next one. Splitting
         // the insert over the pool (each thread scans every hash for those of its range of
         // the filter) and hashing on all threads measured slower on 2 cores (100M URLs,
-        // 5 interleaved runs: 1.52 s; the calling thread inserting beside 2 hashing
-        // threads 1.47 s, beside 1: 1.31 s).
+        // 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s; the calling
+        // thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and 1.34 s).
+        // So `--threads 1` builds on two cores: one hashing, this one inserting.
         let threads = rayon::current_num_threads();
         let sequential = threads < 4 && matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
         let pool = if sequential {

@@ -3,9 +3,9 @@
 //! [`crate::input`]'s block reader copies every byte out of the page cache with `read(2)`
 //! and splits lines on one reader thread; for a regular file, `build` and `query` use this
 //! path instead: the file is mapped read-only, walked in windows of [`WINDOW_BYTES`] cut at
-//! line ends, and each window is cut again into pieces at line ends that rayon tasks split,
-//! hash and insert or probe in parallel. No byte is copied, and no thread is left to split
-//! lines while the others wait.
+//! line ends, and each window is cut again into pieces at line ends that rayon tasks split
+//! and hash (and probe) in parallel, while the calling thread inserts or prints the window
+//! before. No byte is copied, and no thread is left to split lines while the others wait.
 //!
 //! Memory: the pages of a window count in the resident set while it is processed; once a
 //! window is done its whole pages are released (`madvise(MADV_DONTNEED)`: the mapping is
@@ -33,9 +33,10 @@ const MIN_WINDOW_BYTES: usize = 64 << 10;
 /// Pieces a window is cut into per thread of the pool (a window's tasks).
 const PIECES_PER_THREAD: usize = 4;
 
-/// Keys a window aims at: the next window is sized from the last one's bytes per key so
+/// Keys a window aims at: later windows are sized from an earlier one's bytes per key so
 /// the hashes of a window (8 bytes a key, held up to three times: per piece, joined, per
-/// insert thread) stay near 6 MiB even for inputs of very short lines.
+/// insert thread) stay near 6 MiB, ~12 MiB for the two windows in flight, even for inputs
+/// of very short lines.
 const WINDOW_KEYS: usize = 1 << 18;
 
 /// A regular file, mapped, walked window by window.
@@ -54,6 +55,9 @@ pub(crate) struct MappedInput {
 
 /// A window of whole lines.
 pub(crate) struct Window<'a> {
+    /// The mapping the window lies in, if any (pages [`Window::line_number`] reads again
+    /// are released again).
+    map: Option<&'a memmap2::Mmap>,
     /// The window's bytes: whole lines (the last one may lack its `\n` at the file's end).
     pub(crate) data: &'a [u8],
     /// The input before the window (line numbers in messages count its lines).
@@ -151,6 +155,14 @@ impl MappedInput {
             results: Vec<Option<T>>,
             left: usize,
         }
+        /// A piece's result, or the panic of its task.
+        type Sent<T> = std::thread::Result<T>;
+        // A pool thread waiting below could be the one its own tasks are queued on.
+        debug_assert!(
+            pool.map_or_else(rayon::current_thread_index, |p| p.current_thread_index())
+                .is_none(),
+            "for_each_window called from a thread of its own pool"
+        );
         let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
         let parts = threads * PIECES_PER_THREAD;
         let map = &self.map;
@@ -158,7 +170,7 @@ impl MappedInput {
         let keep_empty = self.keep_empty;
         let work = &work;
         let walk = one_scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::channel::<(u64, usize, T)>();
+            let (tx, rx) = std::sync::mpsc::channel::<(u64, usize, Sent<T>)>();
             let mut in_flight: std::collections::VecDeque<InFlight<'_, T>> = Default::default();
             // Sequence numbers of windows: the front of `in_flight` is `consumed`.
             let mut consumed = 0u64;
@@ -170,6 +182,7 @@ impl MappedInput {
                     self.progress.inc((end - start) as u64);
                     self.pos = end;
                     let window = Window {
+                        map: Some(map),
                         data: &map[start..end],
                         before: &map[..start],
                         keep_empty,
@@ -179,9 +192,15 @@ impl MappedInput {
                         let tx = tx.clone();
                         let seq = cut;
                         scope.spawn(move |_| {
-                            // The receiver outlives the scope's tasks unless `consume`
-                            // failed, and then the result is not wanted.
-                            let _ = tx.send((seq, i, work(piece)));
+                            // A panic is sent too (the caller re-raises it): a task that
+                            // sent nothing would leave the caller waiting for ever. The
+                            // receiver outlives the scope's tasks unless `consume` failed,
+                            // and then the result is not wanted.
+                            let result =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    work(piece)
+                                }));
+                            let _ = tx.send((seq, i, result));
                         });
                     }
                     in_flight.push_back(InFlight {
@@ -195,8 +214,10 @@ impl MappedInput {
                     return Ok(());
                 };
                 if front.left > 0 {
-                    // Every task sends once; `tx` is held here, so this cannot hang up.
+                    // Every task sends once, its result or its panic; `tx` is held here, so
+                    // this cannot hang up.
                     let (seq, i, result) = rx.recv().expect("a sender is alive");
+                    let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                     let w = &mut in_flight[(seq - consumed) as usize];
                     w.results[i] = Some(result);
                     w.left -= 1;
@@ -243,26 +264,67 @@ fn window_end(map: &[u8], start: usize, size: usize) -> usize {
 
 /// `madvise(MADV_DONTNEED)` over the whole pages from `*released` to `upto`.
 fn release(map: &memmap2::Mmap, released: &mut usize, upto: usize) {
-    const PAGE: usize = 4096;
-    let upto = upto / PAGE * PAGE;
+    let upto = upto / page_size() * page_size();
     if upto > *released {
-        // SAFETY: the mapping is private and read-only, so dropping its pages loses
-        // nothing: a later access re-reads them from the file (the same bytes, unless
-        // another process rewrites it, as for any mapped input). Only whole pages before
-        // the start of the windows still in flight are released (`upto` is the start of the
-        // next window, rounded down), and nothing reads the consumed windows again.
-        let _ = unsafe {
-            map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                *released,
-                upto - *released,
-            )
-        };
+        release_range(map, *released, upto);
         *released = upto;
     }
 }
 
+/// `madvise(MADV_DONTNEED)` over `start..end` of `map`, both multiples of the page size.
+fn release_range(map: &memmap2::Mmap, start: usize, end: usize) {
+    debug_assert!(
+        start.is_multiple_of(page_size()) && end.is_multiple_of(page_size()) && end <= map.len()
+    );
+    // SAFETY: the mapping is read-only and this process never writes the file, so dropping
+    // its pages changes no byte anyone can read: a later access (a slice still borrowed by
+    // a window in flight, or `Window::line_number` reading `before` again) faults the same
+    // bytes back in from the page cache, unless another process rewrites the file, as for
+    // any mapped input. `start` and `end` are page-aligned, so no page outside the range is
+    // touched.
+    let _ = unsafe {
+        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+    };
+}
+
+/// The system's page size (4 KiB where it cannot be asked).
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf has no preconditions.
+            let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            if let Ok(n) = usize::try_from(n) {
+                if n.is_power_of_two() {
+                    return n;
+                }
+            }
+        }
+        4096
+    })
+}
+
 impl<'a> Window<'a> {
+    /// The lines before the window. Those pages were released; they are read again one
+    /// window's worth at a time and released again, so an error near the end of a large
+    /// file does not bring the whole file back into memory.
+    fn lines_before(&self) -> u64 {
+        let mut lines = 0;
+        for chunk in self.before.chunks(WINDOW_BYTES) {
+            lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            if let Some(map) = self.map {
+                let at = chunk.as_ptr() as usize - map.as_ptr() as usize;
+                let page = page_size();
+                let (start, end) = (at.div_ceil(page) * page, (at + chunk.len()) / page * page);
+                if start < end {
+                    release_range(map, start, end);
+                }
+            }
+        }
+        lines
+    }
+
     /// Calls `f` on every key of `piece` (whole lines of a window), in order; returns the
     /// number of keys.
     #[inline]
@@ -312,7 +374,7 @@ impl<'a> Window<'a> {
     /// the lines of the whole input before the window).
     pub(crate) fn line_number(&self, index: usize) -> u64 {
         let mut seen = 0;
-        let mut line = memchr::memchr_iter(b'\n', self.before).count() as u64;
+        let mut line = self.lines_before();
         let mut start = 0;
         let data = self.data;
         for line_end in memchr::memchr_iter(b'\n', data)
@@ -348,6 +410,7 @@ mod tests {
         anon[..data.len()].copy_from_slice(data);
         let map = anon.make_read_only().unwrap();
         let w = Window {
+            map: None,
             data: &map[..data.len()],
             before: b"",
             keep_empty,
@@ -467,6 +530,72 @@ mod tests {
         assert_eq!(total, 4 << 20);
         // The first two windows (1 MiB) hold 2^19 keys; later ones about WINDOW_KEYS.
         assert!(most <= FIRST_WINDOW_BYTES / 2, "{most}");
+    }
+
+    fn mapped_file(dir: &tempfile::TempDir, data: &[u8]) -> MappedInput {
+        let path = dir.path().join("k.txt");
+        std::fs::write(&path, data).unwrap();
+        MappedInput::open(&Source::File(path), false, Progress::hidden())
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_given_pool_runs_the_pieces_and_order_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..400_000u32)
+            .flat_map(|i| format!("key-{i}\n").into_bytes())
+            .collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut m = mapped_file(&dir, &data);
+            let mut joined = Vec::new();
+            m.for_each_window_in(
+                Some(&pool),
+                |piece| {
+                    // On the given pool's threads.
+                    assert!(pool.current_thread_index().is_some());
+                    piece.to_vec()
+                },
+                |w, pieces| {
+                    let window: Vec<u8> = pieces.concat();
+                    assert_eq!(window, w.data);
+                    joined.extend_from_slice(&window);
+                    Ok(Window::for_each_key(w.data, false, |_| {}))
+                },
+            )
+            .unwrap();
+            assert_eq!(joined, data, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_panicking_piece_panics_the_walk_instead_of_hanging() {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let mut data = b"0123456789abcdef\n".repeat(1 << 17);
+            data.extend_from_slice(b"boom\n");
+            data.extend_from_slice(&b"0123456789abcdef\n".repeat(1 << 17));
+            let mut m = mapped_file(&dir, &data);
+            let walk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                m.for_each_window(
+                    |piece| {
+                        assert!(memchr::memmem::find(piece, b"boom").is_none(), "boom");
+                        piece.len()
+                    },
+                    |_, _| Ok(1 << 16),
+                )
+            }));
+            let _ = done_tx.send(walk.is_err());
+        });
+        let panicked = done_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the walk hung after a task panicked");
+        assert!(panicked, "the task's panic was not raised");
     }
 
     #[test]

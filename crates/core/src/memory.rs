@@ -36,7 +36,9 @@ pub fn advise_huge_pages<T>(region: &mut [MaybeUninit<T>]) {
 
 /// A `Vec` of `n` clones of `value`, its memory advised with [`advise_huge_pages`] before
 /// the first touch: the counting and d-left tables and the partitioned bulk load's buffers
-/// are allocated this way.
+/// are allocated this way. From [`PARALLEL_FILL_MIN_BYTES`] on, the clones are written by
+/// every thread of the current rayon pool (hence `Send + Sync`); called from inside a rayon
+/// task, the caller's thread may run other queued tasks while it waits for the fill.
 ///
 /// ```
 /// let table = bloomforge_core::memory::try_vec_filled(1 << 20, 0u64).unwrap();
@@ -167,6 +169,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn parallel_zeroing_from_a_huge_page_boundary() {
+        // Starts exactly on and just before a 2 MiB boundary (an empty or a 1-byte first
+        // chunk), which heap vectors rarely give.
+        let len = PARALLEL_FILL_MIN_BYTES + 3 * PARALLEL_FILL_CHUNK;
+        let layout = std::alloc::Layout::from_size_align(len, PARALLEL_FILL_CHUNK).unwrap();
+        // SAFETY: a non-zero size.
+        let base = unsafe { std::alloc::alloc(layout) };
+        assert!(!base.is_null());
+        for (front, back) in [(0, 0), (PARALLEL_FILL_CHUNK - 1, 0), (0, 1)] {
+            // SAFETY: `base` holds `len` writable bytes.
+            let v = unsafe { std::slice::from_raw_parts_mut(base, len) };
+            v.fill(0x5A);
+            let bytes = len - front - back;
+            let start = v[front..].as_mut_ptr() as usize;
+            // SAFETY: the range lies inside the allocation.
+            pool(3).install(|| unsafe { zero_raw(start as *mut u8, bytes) });
+            assert!(v[..front].iter().all(|&b| b == 0x5A));
+            assert!(v[front..len - back].iter().all(|&b| b == 0));
+            assert!(v[len - back..].iter().all(|&b| b == 0x5A));
+        }
+        // SAFETY: allocated above with `layout`.
+        unsafe { std::alloc::dealloc(base, layout) };
     }
 
     #[test]

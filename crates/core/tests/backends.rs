@@ -112,13 +112,15 @@ fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
         .collect();
     let queries: Vec<u64> = (0..40_000u64).map(|i| i ^ 0x5555_5555).collect();
     let (members, others) = keys.split_at(10_000);
-    for k in [1u32, 3, 8, 11, 16, 21] {
-        let mut oracle = BlockedBloomFilter::with_num_bits(1 << 17)
+    // Up to the largest k (its last group of eight probes), in filters large enough that
+    // even k = 64 leaves non-members mostly absent.
+    for k in [1u32, 3, 8, 11, 16, 21, 64] {
+        let mut oracle = BlockedBloomFilter::with_num_bits(1 << 20)
             .hashes(k)
             .unwrap();
         oracle.set_backend(Backend::Scalar).unwrap();
         oracle.insert_batch(members);
-        let mut split_oracle = SplitBlockBloomFilter::with_num_bits(1 << 17)
+        let mut split_oracle = SplitBlockBloomFilter::with_num_bits(1 << 20)
             .hashes(8)
             .unwrap();
         split_oracle.set_backend(Backend::Scalar).unwrap();
@@ -127,7 +129,7 @@ fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
         let split_want: Vec<bool> = queries.iter().map(|q| split_oracle.contains(q)).collect();
         for backend in expected() {
             // A backend the CPU has must be settable (not skipped) ...
-            let mut f = BlockedBloomFilter::with_num_bits(1 << 17)
+            let mut f = BlockedBloomFilter::with_num_bits(1 << 20)
                 .hashes(k)
                 .unwrap();
             f.set_backend(backend)
@@ -147,7 +149,7 @@ fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
             assert_eq!(out, want, "blocked k={k} batch: {}", backend.name());
             assert!(queries.iter().zip(&want).all(|(q, &w)| f.contains(q) == w));
 
-            let mut atomic = AtomicBlockedBloomFilter::with_num_bits(1 << 17)
+            let mut atomic = AtomicBlockedBloomFilter::with_num_bits(1 << 20)
                 .hashes(k)
                 .unwrap();
             atomic.set_backend(backend).unwrap();
@@ -160,7 +162,7 @@ fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
                 backend.name()
             );
 
-            let mut s = SplitBlockBloomFilter::with_num_bits(1 << 17)
+            let mut s = SplitBlockBloomFilter::with_num_bits(1 << 20)
                 .hashes(8)
                 .unwrap();
             s.set_backend(backend).unwrap();
@@ -172,7 +174,7 @@ fn every_backend_the_cpu_has_matches_the_scalar_oracle() {
             );
             s.contains_batch(&queries, &mut out).unwrap();
             assert_eq!(out, split_want, "split-block batch: {}", backend.name());
-            let mut sa = AtomicSplitBlockBloomFilter::with_num_bits(1 << 17)
+            let mut sa = AtomicSplitBlockBloomFilter::with_num_bits(1 << 20)
                 .hashes(8)
                 .unwrap();
             sa.set_backend(backend).unwrap();
