@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result as CliResult};
 use crate::input::Block;
-use crate::mapped::{MappedInput, Window};
+use crate::mapped::{MappedInput, Window, Workers};
 use crate::progress::Progress;
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{
@@ -395,19 +395,25 @@ impl AnyFilter {
         // the filter) and hashing on all threads measured slower on 2 cores (100M URLs,
         // 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s; the calling
         // thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and 1.34 s).
-        // So `--threads 1` builds on two cores: one hashing, this one inserting.
+        // With `--threads 1` this thread does it all, window by window.
         let threads = rayon::current_num_threads();
         let sequential = threads < 4 && matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
-        let pool = if sequential {
+        let pool = if sequential && threads > 1 {
             rayon::ThreadPoolBuilder::new()
-                .num_threads((threads - 1).max(1))
+                .num_threads(threads - 1)
                 .build()
                 .ok()
         } else {
             None
         };
+        let workers = match (&pool, sequential) {
+            (Some(pool), _) => Workers::Pool(pool),
+            // One thread: it splits, hashes and inserts each window in turn.
+            (None, true) if threads == 1 => Workers::Caller,
+            _ => Workers::Global,
+        };
         mapped.for_each_window_in(
-            pool.as_ref(),
+            workers,
             |piece| {
                 // ~65 bytes a line in typical inputs; the vector grows past a guess.
                 let mut out = Vec::with_capacity(piece.len() / 32 + 16);

@@ -83,8 +83,8 @@ struct Cli {
     /// Worker threads (default: all cores). `build` and `query` of a file also keep the
     /// main thread busy beside them: it prints each window's answers in order, or inserts a
     /// blocked or split-block filter's keys while the others split and hash the next
-    /// window (then below 4 threads one fewer worker is started, but at least one: such a
-    /// build with `--threads 1` runs on two cores).
+    /// window (then below 4 threads one fewer worker is started; with `--threads 1` the
+    /// main thread does all).
     #[arg(long, global = true, value_name = "T")]
     threads: Option<usize>,
     #[command(subcommand)]

@@ -137,17 +137,21 @@ impl MappedInput {
         work: impl Fn(&[u8]) -> T + Sync,
         consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
     ) -> Result<()> {
-        self.for_each_window_in(None, work, consume)
+        self.for_each_window_in(Workers::Global, work, consume)
     }
 
-    /// [`for_each_window`](Self::for_each_window) with the pieces on `pool` (`None`: the
-    /// global pool).
+    /// [`for_each_window`](Self::for_each_window) with the pieces on the given workers.
     pub(crate) fn for_each_window_in<T: Send>(
         &mut self,
-        pool: Option<&rayon::ThreadPool>,
+        workers: Workers<'_>,
         work: impl Fn(&[u8]) -> T + Sync,
         mut consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
     ) -> Result<()> {
+        let pool = match workers {
+            Workers::Global => None,
+            Workers::Pool(pool) => Some(pool),
+            Workers::Caller => return self.for_each_window_here(work, consume),
+        };
         /// A window whose pieces are on the pool.
         struct InFlight<'m, T> {
             window: Window<'m>,
@@ -227,8 +231,7 @@ impl MappedInput {
                 let results = done.results.into_iter().flatten().collect();
                 let keys = consume(&done.window, results)?;
                 consumed += 1;
-                self.window = (done.window.data.len().saturating_mul(WINDOW_KEYS) / keys.max(1))
-                    .clamp(MIN_WINDOW_BYTES, WINDOW_BYTES);
+                self.window = next_window_bytes(done.window.data.len(), keys);
                 let next = done.window.before.len() + done.window.data.len();
                 release(map, &mut self.released, next);
             }
@@ -238,6 +241,47 @@ impl MappedInput {
             None => rayon::in_place_scope(walk),
         }
     }
+
+    /// [`Workers::Caller`]: each window is one piece, worked and consumed on this thread.
+    fn for_each_window_here<T>(
+        &mut self,
+        work: impl Fn(&[u8]) -> T,
+        mut consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
+    ) -> Result<()> {
+        let map = &self.map;
+        while self.pos < map.len() {
+            let start = self.pos;
+            let end = window_end(map, start, self.window);
+            self.progress.inc((end - start) as u64);
+            self.pos = end;
+            let window = Window {
+                map: Some(map),
+                data: &map[start..end],
+                before: &map[..start],
+                keep_empty: self.keep_empty,
+            };
+            let keys = consume(&window, vec![work(window.data)])?;
+            self.window = next_window_bytes(end - start, keys);
+            release(map, &mut self.released, end);
+        }
+        Ok(())
+    }
+}
+
+/// Where [`MappedInput::for_each_window_in`] runs the pieces.
+#[derive(Clone, Copy)]
+pub(crate) enum Workers<'p> {
+    /// The global rayon pool.
+    Global,
+    /// This pool.
+    Pool(&'p rayon::ThreadPool),
+    /// The calling thread, one window at a time (one thread in all).
+    Caller,
+}
+
+/// The size of the window after one of `bytes` bytes that held `keys` keys.
+fn next_window_bytes(bytes: usize, keys: usize) -> usize {
+    (bytes.saturating_mul(WINDOW_KEYS) / keys.max(1)).clamp(MIN_WINDOW_BYTES, WINDOW_BYTES)
 }
 
 /// `f`, typed as a body for one `rayon` scope of one lifetime `'s` (a closure whose
@@ -541,23 +585,34 @@ mod tests {
     }
 
     #[test]
-    fn a_given_pool_runs_the_pieces_and_order_is_kept() {
+    fn given_workers_run_the_pieces_and_order_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..400_000u32)
             .flat_map(|i| format!("key-{i}\n").into_bytes())
             .collect();
-        for threads in [1, 3] {
+        for threads in [0, 1, 3] {
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
+                .num_threads(threads.max(1))
                 .build()
                 .unwrap();
+            // 0: on the calling thread.
+            let workers = if threads == 0 {
+                Workers::Caller
+            } else {
+                Workers::Pool(&pool)
+            };
+            let caller = std::thread::current().id();
             let mut m = mapped_file(&dir, &data);
             let mut joined = Vec::new();
             m.for_each_window_in(
-                Some(&pool),
+                workers,
                 |piece| {
-                    // On the given pool's threads.
-                    assert!(pool.current_thread_index().is_some());
+                    // On the given pool's threads, or the caller's.
+                    if threads == 0 {
+                        assert_eq!(std::thread::current().id(), caller);
+                    } else {
+                        assert!(pool.current_thread_index().is_some());
+                    }
                     piece.to_vec()
                 },
                 |w, pieces| {
