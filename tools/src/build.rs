@@ -7,9 +7,12 @@
 //! `--expected` to stream stdin once with no temporary file. Pass 2 inserts a regular file
 //! window by window from its memory map (see [`crate::mapped`] and
 //! [`AnyFilter::insert_mapped`]: each window's whole lines are split and hashed on the
-//! worker threads while the window before is inserted, by the main thread for blocked and
-//! split-block filters below 4 threads, else with core's bounded-memory
-//! `par_insert_hash_batch`), a pipe block by block (see [`AnyFilter::insert_block`]).
+//! worker threads while the main thread inserts the window before, alone (blocked and
+//! split-block filters below 4 threads, and every kind at one thread, where the main
+//! thread also splits and hashes) or with the filter's parallel insert (core's
+//! bounded-memory `par_insert_hash_batch` for blocked and split-block filters), a pipe
+//! block by block (see [`AnyFilter::insert_block`]). Pass 1 reads through the block reader
+//! whatever the input (a reader thread beside the workers).
 //! Resident memory of a mapped file: the filter, plus two windows of the input (at most
 //! 16 MiB each or the longest line, released once inserted) and their hashes (8 bytes a
 //! key, held up to three times, windows aiming at 2^18 keys: ~12 MiB); of a pipe: the

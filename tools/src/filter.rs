@@ -379,7 +379,8 @@ impl AnyFilter {
     /// Inserts every key of a memory-mapped file: each window's pieces are split and
     /// hashed on a pool (with a copy of the filter's hasher) while the window before is
     /// inserted, by the calling thread alone (blocked and split-block filters below 4
-    /// threads) or as [`AnyFilter::insert_block`] does. Returns the number of keys.
+    /// threads) or as [`AnyFilter::insert_block`] does; with one thread the calling thread
+    /// splits, hashes and inserts each window in turn. Returns the number of keys.
     pub(crate) fn insert_mapped(
         &mut self,
         mapped: &mut MappedInput,
@@ -406,13 +407,13 @@ impl AnyFilter {
         } else {
             None
         };
-        let workers = match (&pool, sequential) {
-            (Some(pool), _) => Workers::Pool(pool),
-            // One thread: it splits, hashes and inserts each window in turn.
-            (None, true) if threads == 1 => Workers::Caller,
-            _ => Workers::Global,
+        let workers = match &pool {
+            Some(pool) => Workers::Pool(pool),
+            // One thread (any kind): it splits, hashes and inserts each window in turn.
+            None if threads == 1 => Workers::Caller,
+            None => Workers::Global,
         };
-        mapped.for_each_window_in(
+        mapped.for_each_window(
             workers,
             |piece| {
                 // ~65 bytes a line in typical inputs; the vector grows past a guess.

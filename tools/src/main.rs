@@ -80,11 +80,11 @@ struct Cli {
     /// Extra statistics on stderr (partitions, re-splits, memory).
     #[arg(short, long, global = true)]
     verbose: bool,
-    /// Worker threads (default: all cores). `build` and `query` of a file also keep the
-    /// main thread busy beside them: it prints each window's answers in order, or inserts a
-    /// blocked or split-block filter's keys while the others split and hash the next
-    /// window (then below 4 threads one fewer worker is started; with `--threads 1` the
-    /// main thread does all).
+    /// Worker threads (default: all cores). `build` and `query` of a file also use the
+    /// main thread: it prints each window's answers in order, or inserts the keys while the
+    /// workers split and hash the next window (blocked and split-block filters: below 4
+    /// threads one fewer worker is started); with `--threads 1` a build's main thread
+    /// splits, hashes and inserts by itself.
     #[arg(long, global = true, value_name = "T")]
     threads: Option<usize>,
     #[command(subcommand)]

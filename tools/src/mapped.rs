@@ -11,8 +11,9 @@
 //! window is done its whole pages are released (`madvise(MADV_DONTNEED)`: the mapping is
 //! read-only, so a later access would re-read the file, never see other bytes), so at most
 //! two windows (16 MiB each, or the longest line) of the input are resident at a time: the
-//! one the caller consumes and the next, on the pool. Windows are sized from an earlier
-//! one's bytes per key to hold about 2^18 keys (64 KiB to 16 MiB; the first two 1 MiB),
+//! one the caller consumes and the next, on the pool (one with [`Workers::Caller`], which
+//! works and consumes each window on the calling thread). Windows are sized from an earlier
+//! one's bytes per key to hold about 2^18 keys (64 KiB to 16 MiB; the first 1 MiB, and the second when two are in flight),
 //! which bounds the per-key buffers of their users too. (Windows of at most 8 MiB cost
 //! `query` of 100M URLs 6-9 % more time when a window was a round of tasks and a wait.)
 //!
@@ -114,9 +115,10 @@ impl MappedInput {
     }
 
     /// Processes the file window by window, two windows in flight: `work` runs on the
-    /// pool's threads for each piece of a window (a few per thread, cut at line ends),
-    /// while `consume` runs on the calling thread for the window before, with its pieces'
-    /// results in order. Windows are consumed in file order; a window's whole pages are
+    /// threads of `workers`' pool for each piece of a window (a few per thread, cut at
+    /// line ends), while `consume` runs on the calling thread for the window before, with
+    /// its pieces' results in order. ([`Workers::Caller`]: one window at a time, each one
+    /// piece, both run on the calling thread.) Windows are consumed in file order; a window's whole pages are
     /// released once it is consumed. `consume` returns the window's number of keys, which
     /// sizes later windows.
     ///
@@ -133,15 +135,6 @@ impl MappedInput {
     /// An error from `consume` stops the walk after the pieces in flight are done. The
     /// calling thread must not be one of the pool's (it waits for their results).
     pub(crate) fn for_each_window<T: Send>(
-        &mut self,
-        work: impl Fn(&[u8]) -> T + Sync,
-        consume: impl FnMut(&Window<'_>, Vec<T>) -> Result<usize>,
-    ) -> Result<()> {
-        self.for_each_window_in(Workers::Global, work, consume)
-    }
-
-    /// [`for_each_window`](Self::for_each_window) with the pieces on the given workers.
-    pub(crate) fn for_each_window_in<T: Send>(
         &mut self,
         workers: Workers<'_>,
         work: impl Fn(&[u8]) -> T + Sync,
@@ -268,7 +261,7 @@ impl MappedInput {
     }
 }
 
-/// Where [`MappedInput::for_each_window_in`] runs the pieces.
+/// Where [`MappedInput::for_each_window`] runs the pieces.
 #[derive(Clone, Copy)]
 pub(crate) enum Workers<'p> {
     /// The global rayon pool.
@@ -516,6 +509,7 @@ mod tests {
         let mut lines = 0u64;
         let mut windows = 0;
         m.for_each_window(
+            Workers::Global,
             |piece| (piece.to_vec(), Window::for_each_key(piece, true, |_| {})),
             |w, pieces| {
                 assert_eq!(w.before.len(), joined.len());
@@ -562,6 +556,7 @@ mod tests {
         let mut most = 0;
         let mut total = 0;
         m.for_each_window(
+            Workers::Global,
             |piece| Window::for_each_key(piece, false, |_| {}),
             |_, counts| {
                 let keys = counts.iter().sum();
@@ -604,7 +599,7 @@ mod tests {
             let caller = std::thread::current().id();
             let mut m = mapped_file(&dir, &data);
             let mut joined = Vec::new();
-            m.for_each_window_in(
+            m.for_each_window(
                 workers,
                 |piece| {
                     // On the given pool's threads, or the caller's.
@@ -638,6 +633,7 @@ mod tests {
             let mut m = mapped_file(&dir, &data);
             let walk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 m.for_each_window(
+                    Workers::Global,
                     |piece| {
                         assert!(memchr::memmem::find(piece, b"boom").is_none(), "boom");
                         piece.len()
@@ -664,6 +660,7 @@ mod tests {
         let mut calls = 0;
         let e = m
             .for_each_window(
+                Workers::Global,
                 |piece| piece.len(),
                 |_, _| {
                     calls += 1;

@@ -12,7 +12,7 @@
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
 use crate::input::{Block, BlockStream, KeyOptions, Source};
-use crate::mapped::{MappedInput, Window};
+use crate::mapped::{MappedInput, Window, Workers};
 use crate::progress::{note, Progress};
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{BlockedBloomFilterView, SplitBlockBloomFilterView};
@@ -245,6 +245,7 @@ fn run_with(
         let keep_empty = args.key_options.keep_empty;
         if let Some(mut mapped) = MappedInput::open(source, keep_empty, progress.clone())? {
             mapped.for_each_window(
+                Workers::Global,
                 |piece| query_piece(args, probe, piece),
                 |_, outputs| {
                     let mut keys = 0;
