@@ -174,16 +174,8 @@ impl MappedInput {
             let mut cut = 0u64;
             loop {
                 while in_flight.len() < 2 && self.pos < len {
-                    let start = self.pos;
-                    let end = window_end(map, start, self.window);
-                    self.progress.inc((end - start) as u64);
-                    self.pos = end;
-                    let window = Window {
-                        map: Some(map),
-                        data: &map[start..end],
-                        before: &map[..start],
-                        keep_empty,
-                    };
+                    let window =
+                        cut_window(map, &mut self.pos, self.window, keep_empty, &self.progress);
                     let pieces = window.pieces(parts);
                     for (i, piece) in pieces.iter().copied().enumerate() {
                         let tx = tx.clone();
@@ -243,19 +235,16 @@ impl MappedInput {
     ) -> Result<()> {
         let map = &self.map;
         while self.pos < map.len() {
-            let start = self.pos;
-            let end = window_end(map, start, self.window);
-            self.progress.inc((end - start) as u64);
-            self.pos = end;
-            let window = Window {
-                map: Some(map),
-                data: &map[start..end],
-                before: &map[..start],
-                keep_empty: self.keep_empty,
-            };
+            let window = cut_window(
+                map,
+                &mut self.pos,
+                self.window,
+                self.keep_empty,
+                &self.progress,
+            );
             let keys = consume(&window, vec![work(window.data)])?;
-            self.window = next_window_bytes(end - start, keys);
-            release(map, &mut self.released, end);
+            self.window = next_window_bytes(window.data.len(), keys);
+            release(map, &mut self.released, self.pos);
         }
         Ok(())
     }
@@ -282,6 +271,27 @@ fn next_window_bytes(bytes: usize, keys: usize) -> usize {
 /// can go to [`rayon::in_place_scope`] or to [`rayon::ThreadPool::in_place_scope`].
 fn one_scope<'s, R>(f: impl FnOnce(&rayon::Scope<'s>) -> R) -> impl FnOnce(&rayon::Scope<'s>) -> R {
     f
+}
+
+/// The window of `map` at `*pos`, aiming at `size` bytes (see [`window_end`]); moves `*pos`
+/// past it and counts its bytes in `progress`.
+fn cut_window<'m>(
+    map: &'m memmap2::Mmap,
+    pos: &mut usize,
+    size: usize,
+    keep_empty: bool,
+    progress: &Progress,
+) -> Window<'m> {
+    let start = *pos;
+    let end = window_end(map, start, size);
+    progress.inc((end - start) as u64);
+    *pos = end;
+    Window {
+        map: Some(map),
+        data: &map[start..end],
+        before: &map[..start],
+        keep_empty,
+    }
 }
 
 /// The end of the window that starts at `start` and aims at `size` bytes: after the last
@@ -548,11 +558,7 @@ mod tests {
     #[test]
     fn windows_shrink_for_very_short_lines() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.txt");
-        std::fs::write(&path, b"a\n".repeat(4 << 20)).unwrap();
-        let mut m = MappedInput::open(&Source::File(path), false, Progress::hidden())
-            .unwrap()
-            .unwrap();
+        let mut m = mapped_file(&dir, &b"a\n".repeat(4 << 20));
         let mut most = 0;
         let mut total = 0;
         m.for_each_window(
@@ -652,11 +658,7 @@ mod tests {
     #[test]
     fn an_error_stops_the_walk() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.txt");
-        std::fs::write(&path, b"0123456789abcdef\n".repeat(1 << 18)).unwrap();
-        let mut m = MappedInput::open(&Source::File(path), false, Progress::hidden())
-            .unwrap()
-            .unwrap();
+        let mut m = mapped_file(&dir, &b"0123456789abcdef\n".repeat(1 << 18));
         let mut calls = 0;
         let e = m
             .for_each_window(
