@@ -9,9 +9,10 @@
 //! [`AnyFilter::insert_mapped`]: each window's whole lines are split and hashed on the
 //! worker threads while the main thread inserts the window before, alone (blocked and
 //! split-block filters below 4 threads, and every kind at one thread, where the main
-//! thread also splits and hashes) or with the filter's parallel insert (core's
-//! bounded-memory `par_insert_hash_batch` for blocked and split-block filters), a pipe
-//! block by block (see [`AnyFilter::insert_block`]). Pass 1 reads through the block reader
+//! thread also splits and hashes) or with the filter's parallel insert (from 4 threads,
+//! blocked and split-block filters: the worker tasks group their hashes by range of the
+//! filter with core's `RangeSplitter`, and one task per range inserts each window with
+//! `par_insert_split`), a pipe block by block (see [`AnyFilter::insert_block`]). Pass 1 reads through the block reader
 //! whatever the input (a reader thread beside the workers).
 //! Resident memory of a mapped file: the filter, plus two windows of the input (at most
 //! 16 MiB each or the longest line, released once inserted) and their hashes (8 bytes a

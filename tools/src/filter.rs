@@ -361,8 +361,9 @@ impl AnyFilter {
 
     /// Inserts every key of `block`. Keys are hashed in parallel (rayon, `CHUNK` keys a
     /// task); the blocked and split-block filters are then filled from every thread by
-    /// core's `par_insert_hash_batch` (one range of the filter per thread, no atomics,
-    /// bit-identical to a sequential build, 8 bytes per key of extra memory); the standard
+    /// core's `par_insert_hash_batch` (one range of the filter per thread, the hashes
+    /// grouped by range once, no atomics, bit-identical to a sequential build, 8 bytes per
+    /// key of extra memory); the standard
     /// filter by its pipelined `insert_hash_batch`, or from 4 threads on through its
     /// atomic twin (`fetch_or` per word); the counting filter by its pipelined
     /// `insert_hash_batch`, the d-left filter key by key (an insert can fail; the error
@@ -392,13 +393,20 @@ impl AnyFilter {
         let mut total = 0u64;
         // Below 4 threads this (the calling) thread inserts blocked and split-block windows
         // alone while a pool of one thread fewer splits and hashes the next one. Splitting
-        // the insert over the pool (each thread scans every hash for those of its range of
-        // the filter) and hashing on all threads measured slower on 2 cores (100M URLs,
-        // 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s; the calling
-        // thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and 1.34 s).
-        // With `--threads 1` this thread does it all, window by window.
+        // the insert over the pool and hashing on all threads measured slower on 2 cores
+        // (100M URLs, 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s;
+        // the calling thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and
+        // 1.34 s; with the hashes grouped by range in the worker tasks, three interleaved
+        // runs: 1.35-1.45 s against 1.23-1.54 s). From 4 threads the pool inserts
+        // ([`insert_mapped_split`](Self::insert_mapped_split)). With `--threads 1` this
+        // thread does it all, window by window.
         let threads = rayon::current_num_threads();
         let sequential = threads < 4 && matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
+        if !sequential && threads > 1 {
+            if let Some(keys) = self.insert_mapped_split(mapped, progress, threads)? {
+                return Ok(keys);
+            }
+        }
         let pool = if sequential && threads > 1 {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads - 1)
@@ -447,6 +455,55 @@ impl AnyFilter {
             },
         )?;
         Ok(total)
+    }
+
+    /// [`insert_mapped`](Self::insert_mapped) from 4 threads on for the blocked and
+    /// split-block filters (`None` for the other kinds): the filter is cut into one range
+    /// of blocks per thread, each piece task groups the hashes it computes by range
+    /// ([`RangeSplitter`](bloomforge_core::RangeSplitter)), and each window is inserted by
+    /// one task per range reading only its range's hashes of every piece, with plain
+    /// stores. The work grows with the keys, not with keys x threads: tasks that each
+    /// scanned every hash of the window for those of their range took 43 % of the CPU
+    /// samples of a `--threads 16` build of 100M URLs on 2 cores (3.2 s user time; 1.9 s
+    /// with the hashes grouped by range).
+    fn insert_mapped_split(
+        &mut self,
+        mapped: &mut MappedInput,
+        progress: &Progress,
+        threads: usize,
+    ) -> CliResult<Option<u64>> {
+        let hasher = *self.hasher();
+        let keep_empty = mapped.keep_empty();
+        let mut total = 0u64;
+        macro_rules! split_walk {
+            ($f:expr) => {{
+                let splitter = $f.range_splitter(threads);
+                mapped.for_each_window(
+                    Workers::Global,
+                    |piece| {
+                        let mut hashes = Vec::with_capacity(piece.len() / 32 + 16);
+                        Window::for_each_key(piece, keep_empty, |k| {
+                            hashes.push(hasher.hash_one(k))
+                        });
+                        splitter.split(&hashes)
+                    },
+                    |_, parts| {
+                        $f.par_insert_split(&splitter, &parts)
+                            .map_err(|e| CliError::Msg(e.to_string()))?;
+                        let n: usize = parts.iter().map(|p| p.len()).sum();
+                        progress.inc_keys(n as u64);
+                        total += n as u64;
+                        Ok(n)
+                    },
+                )?;
+                Ok(Some(total))
+            }};
+        }
+        match self {
+            AnyFilter::Blocked(f) => split_walk!(f),
+            AnyFilter::Split(f) => split_walk!(f),
+            _ => Ok(None),
+        }
     }
 
     /// Inserts keys by their hashes ([`AnyFilter::hash`]), as [`AnyFilter::insert_block`];

@@ -232,6 +232,10 @@ pub enum Error {
         /// Shape of the other operand.
         right: FilterShape,
     },
+    /// Hashes split by range ([`RangeSplit`](crate::RangeSplit)) with a splitter that
+    /// does not cut this filter, or by another splitter than the one passed with them.
+    #[error("hashes split by range do not match this filter: {0}; split them with this filter's range_splitter")]
+    RangeMismatch(String),
     /// A serialized bitset has a length the layout cannot hold.
     #[error("invalid bitset of {len} bytes: {reason}")]
     InvalidBitset {

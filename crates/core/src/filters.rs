@@ -9,9 +9,10 @@ use crate::error::FilterShape;
 use crate::format::PersistentHasher;
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
 use crate::layout::{Blocked512, Layout, Split256};
+use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::raw::{
-    par_insert_atomic, par_insert_hashes_ranged, par_insert_partitioned, Hashes, Keys,
-    RawAtomicBlocks, RawBlocks,
+    par_insert_atomic, par_insert_hashes_ranged, par_insert_partitioned, par_insert_split, Hashes,
+    Keys, RawAtomicBlocks, RawBlocks,
 };
 use crate::{Error, Filter, Result};
 use core::fmt;
@@ -183,16 +184,53 @@ macro_rules! block_filters {
             /// Inserts precomputed hashes from all threads of the current rayon pool,
             /// without atomics and with bounded extra memory: for streaming callers that
             /// insert batches (say 2^18 hashes) into a filter much larger than a batch.
-            /// The filter is cut into one range of blocks per thread; each thread keeps the
-            /// hashes of its range (a copy: 8 bytes per hash in all) and inserts them with
-            /// the pipelined [`insert_hash_batch`](Self::insert_hash_batch) into its own
-            /// range. Bit-identical to a sequential build. Batches under 8192 hashes and
+            /// The filter is cut into one range of blocks per thread; the hashes are grouped
+            /// by range in parallel (a copy: 8 bytes per hash in all; see
+            /// [`par_insert_split`](Self::par_insert_split)) and each thread inserts those
+            /// of its range with the pipelined [`insert_hash_batch`](Self::insert_hash_batch)
+            /// into its own range. Bit-identical to a sequential build. Batches under 8192 hashes and
             /// one-thread pools insert on the calling thread. For one huge batch of keys,
             /// [`par_insert_batch`](Self::par_insert_batch) is faster (it inserts from
             /// cache) but buffers up to ~1.25x the filter.
             pub fn par_insert_hash_batch(&mut self, hashes: &[u64]) {
                 let (backend, k) = (self.raw.backend, self.raw.k);
                 par_insert_hashes_ranged::<$L>(backend, &mut self.raw.blocks, k, hashes);
+            }
+
+            /// Cuts this filter's blocks into `ranges` contiguous ranges (for instance one
+            /// per thread), for [`par_insert_split`](Self::par_insert_split): the splitter
+            /// groups hashes by range wherever they are computed. See [`crate::ranges`].
+            pub fn range_splitter(&self, ranges: usize) -> RangeSplitter {
+                RangeSplitter::new(<$L>::ID, self.raw.blocks.len(), ranges)
+            }
+
+            /// Inserts hashes grouped by range with `splitter` (this filter's
+            /// [`range_splitter`](Self::range_splitter)): range `r` of every part is
+            /// inserted by one task of the current rayon pool into range `r` of the blocks,
+            /// with plain stores and the pipelined batch loop. No hash is read twice,
+            /// whatever the number of threads. Bit-identical to a sequential insert.
+            ///
+            /// # Errors
+            /// [`Error::RangeMismatch`] if `splitter` does not cut this filter (another
+            /// layout or number of blocks) or a part was split by another splitter;
+            /// nothing is inserted then.
+            pub fn par_insert_split(&mut self, splitter: &RangeSplitter, parts: &[RangeSplit]) -> Result<()> {
+                let blocks = self.raw.blocks.len();
+                if splitter.layout() != <$L>::ID || splitter.num_blocks() != blocks {
+                    return Err(Error::RangeMismatch(format!(
+                        "the splitter cuts a {} filter of {} blocks, this is a {} filter of {blocks}",
+                        splitter.layout().name(), splitter.num_blocks(), <$L>::ID.name()
+                    )));
+                }
+                if let Some(i) = parts.iter().position(|p| !splitter.made(p)) {
+                    return Err(Error::RangeMismatch(format!(
+                        "part {i} was split by another splitter than the one given ({} ranges)",
+                        splitter.ranges()
+                    )));
+                }
+                let (backend, k) = (self.raw.backend, self.raw.k);
+                par_insert_split::<$L>(backend, &mut self.raw.blocks, k, splitter, parts);
+                Ok(())
             }
 
             /// Inserts `keys` from all threads of the current rayon pool with a partitioned

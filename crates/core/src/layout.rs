@@ -31,6 +31,8 @@ pub(crate) trait Layout: 'static {
     /// rather than one key per probe (see `raw::insert_batch`): pays where building the
     /// insert mask is long (blocked), not where it is a few instructions (split-block).
     const GROUPED_INSERT: bool;
+    /// The layout's name for range splitting ([`crate::ranges`]).
+    const ID: crate::ranges::LayoutId;
 
     /// Block index of `hash` in a filter of `num_blocks` blocks.
     fn block_index(hash: u64, num_blocks: usize) -> usize;
@@ -154,6 +156,7 @@ impl Layout for Blocked512 {
     type AtomicBlock = AtomicBlock512;
     const BLOCK_BITS: u32 = 512;
     const GROUPED_INSERT: bool = true;
+    const ID: crate::ranges::LayoutId = crate::ranges::LayoutId::Blocked;
     const MIN_HASHES: u32 = 1;
     const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
     // Bounded by the address space (64-byte blocks) and by `num_bits() = blocks * 512`
@@ -257,6 +260,7 @@ impl Layout for Split256 {
     type AtomicBlock = AtomicBlock256;
     const BLOCK_BITS: u32 = 256;
     const GROUPED_INSERT: bool = false;
+    const ID: crate::ranges::LayoutId = crate::ranges::LayoutId::Split;
     // One bit per word of eight: k is always 8.
     const MIN_HASHES: u32 = 8;
     const MAX_HASHES: u32 = 8;

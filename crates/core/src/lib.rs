@@ -52,6 +52,7 @@ mod layout;
 pub mod math;
 pub mod memory;
 pub mod parallel;
+pub mod ranges;
 mod raw;
 #[cfg(feature = "serde")]
 pub mod serde_support;
@@ -69,6 +70,7 @@ pub use filters::{
     SplitBlockBloomFilter,
 };
 pub use hash::{parquet_hash, DefaultHasher, KeyedHasher, ParquetHasher};
+pub use ranges::{RangeSplit, RangeSplitter};
 pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
 pub use view::{BlockedBloomFilterView, SplitBlockBloomFilterView};
 

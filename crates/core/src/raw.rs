@@ -4,6 +4,7 @@
 
 use crate::arch::{dispatch_fn, Backend, Kernel};
 use crate::layout::Layout;
+use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 
@@ -597,15 +598,15 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
 const RANGED_MIN_HASHES: usize = 1 << 13;
 
 /// Parallel insert of precomputed hashes, without atomics and with bounded extra memory
-/// (for callers that stream: the command-line tool inserts 8 MiB blocks of input into a
-/// filter many times that size). The filter is cut into one contiguous range of blocks
-/// per thread of the current rayon pool; each thread scans all `hashes`, copies those of
-/// its range into its own buffer and inserts them with the pipelined batch loop into its
-/// disjoint `&mut` range. Extra memory: 8 bytes per hash (each hash is copied once), not
-/// the ~1.25x-the-filter buffers of [`par_insert_partitioned`], which wins on very large
-/// batches because it inserts from cache. Every thread reads all hashes, a sequential
-/// pass costing far less than the random line each inserted hash writes. Bit-identical to
-/// a sequential build. Small batches and one-thread pools insert on the calling thread.
+/// (for callers that stream batches much smaller than the filter). The filter is cut into
+/// one contiguous range of blocks per thread of the current rayon pool
+/// ([`RangeSplitter`]); the hashes are grouped by range in one chunk per thread, in
+/// parallel, then each thread inserts the hashes of its range from every chunk with the
+/// pipelined batch loop into its disjoint `&mut` range ([`par_insert_split`]). Extra
+/// memory: 8 bytes per hash; work proportional to the hashes, whatever the number of
+/// threads. Not the ~1.25x-the-filter buffers of [`par_insert_partitioned`], which wins
+/// on very large batches because it inserts from cache. Bit-identical to a sequential
+/// build. Small batches and one-thread pools insert on the calling thread.
 pub(crate) fn par_insert_hashes_ranged<L: Layout>(
     backend: Backend,
     blocks: &mut [L::Block],
@@ -619,34 +620,48 @@ pub(crate) fn par_insert_hashes_ranged<L: Layout>(
         d_insert_batch::<L, Hashes<'_>>(backend, blocks, 0, total, k, &Hashes(hashes));
         return;
     }
-    // `total` fits a usize and `r <= threads`, so the product fits a u128.
-    let start_of = |r: usize| (r as u128 * total as u128 / threads as u128) as usize;
-    let mut ranges: Vec<(usize, &mut [L::Block])> = Vec::with_capacity(threads);
+    let splitter = RangeSplitter::new(L::ID, total, threads);
+    let parts: Vec<RangeSplit> = hashes
+        .par_chunks(hashes.len().div_ceil(threads))
+        .map(|chunk| splitter.split(chunk))
+        .collect();
+    par_insert_split::<L>(backend, blocks, k, &splitter, &parts);
+}
+
+/// Inserts hashes grouped by range: one task per range of `splitter` inserts that range
+/// of every part into its own `&mut` range of `blocks`, with the pipelined batch loop.
+/// The caller has checked that `splitter` cuts `blocks` and made every part.
+pub(crate) fn par_insert_split<L: Layout>(
+    backend: Backend,
+    blocks: &mut [L::Block],
+    k: u32,
+    splitter: &RangeSplitter,
+    parts: &[RangeSplit],
+) {
+    use rayon::prelude::*;
+    let total = blocks.len();
+    debug_assert!(splitter.num_blocks() == total && parts.iter().all(|p| splitter.made(p)));
+    let mut ranges: Vec<(usize, &mut [L::Block])> = Vec::with_capacity(splitter.ranges());
     let mut rest = &mut *blocks;
-    for r in 0..threads {
-        let (head, tail) = rest.split_at_mut(start_of(r + 1) - start_of(r));
-        ranges.push((start_of(r), head));
+    for r in 0..splitter.ranges() {
+        let (head, tail) = rest.split_at_mut(splitter.blocks_of(r).len());
+        ranges.push((r, head));
         rest = tail;
     }
-    ranges.into_par_iter().for_each(|(first, range)| {
-        let end = first + range.len();
-        // Branch-free compaction: every hash is written at the next free slot, which
-        // advances only for hashes of this range (a filter's branch would mispredict on
-        // half of them). Only the slots written are touched: ~1/threads of the capacity.
-        let mut mine: Vec<u64> = Vec::with_capacity(hashes.len());
-        let spare = &mut mine.spare_capacity_mut()[..hashes.len()];
-        let mut kept = 0;
-        for (i, &h) in hashes.iter().enumerate() {
-            // `kept <= i < hashes.len()`: in bounds.
-            spare[kept.min(i)].write(h);
-            let b = L::block_index(h, total);
-            kept += usize::from(b >= first && b < end);
+    let insert = |(r, range): (usize, &mut [L::Block])| {
+        let first = splitter.blocks_of(r).start;
+        for part in parts {
+            let hashes = part.range(r);
+            if !hashes.is_empty() {
+                d_insert_batch::<L, Hashes<'_>>(backend, range, first, total, k, &Hashes(hashes));
+            }
         }
-        // SAFETY: slots `0..kept` were written above (each slot below `kept` was written
-        // when `kept` passed it), and `kept <= hashes.len() <= capacity`.
-        unsafe { mine.set_len(kept) };
-        d_insert_batch::<L, Hashes<'_>>(backend, range, first, total, k, &Hashes(&mine));
-    });
+    };
+    if rayon::current_num_threads() <= 1 || ranges.len() <= 1 {
+        ranges.into_iter().for_each(insert);
+    } else {
+        ranges.into_par_iter().for_each(insert);
+    }
 }
 
 #[cfg(test)]

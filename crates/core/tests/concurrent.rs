@@ -253,3 +253,95 @@ fn ranged_hash_insert_equals_sequential_build() {
         }
     }
 }
+
+/// Hashes grouped by range in several parts, with splitters of 1 to more ranges than
+/// blocks, inserted from pools of 1-7 threads: the bits equal a sequential build's. A
+/// splitter of another filter, or parts of another splitter, are refused with the filter
+/// unchanged.
+#[test]
+fn split_insert_equals_sequential_build_and_refuses_foreign_splits() {
+    use std::hash::BuildHasher;
+    let keys = SplitMix64(92).keys(30_000);
+    for threads in [1usize, 2, 7] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for blocks in [1u64, 2, 5, 1001] {
+            for ranges in [1usize, 2, 3, 16, 2000] {
+                let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                let hashes: Vec<u64> = keys
+                    .iter()
+                    .map(|k| sequential.hasher().hash_one(k))
+                    .collect();
+                sequential.insert_hash_batch(&hashes);
+                let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
+                    .hashes(6)
+                    .unwrap();
+                let splitter = parallel.range_splitter(ranges);
+                let parts: Vec<RangeSplit> =
+                    hashes.chunks(7_001).map(|c| splitter.split(c)).collect();
+                assert_eq!(
+                    parts.iter().map(RangeSplit::len).sum::<usize>(),
+                    hashes.len()
+                );
+                pool.install(|| parallel.par_insert_split(&splitter, &parts))
+                    .unwrap();
+                assert!(
+                    parallel == sequential,
+                    "blocked, {threads} threads, {blocks} blocks, {ranges} ranges"
+                );
+
+                let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                sequential.insert_hash_batch(&hashes);
+                let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
+                let splitter = parallel.range_splitter(ranges);
+                let parts: Vec<RangeSplit> =
+                    hashes.chunks(9_999).map(|c| splitter.split(c)).collect();
+                pool.install(|| parallel.par_insert_split(&splitter, &parts))
+                    .unwrap();
+                assert!(
+                    parallel == sequential,
+                    "split-block, {threads} threads, {blocks} blocks, {ranges} ranges"
+                );
+            }
+        }
+    }
+    // Foreign splitters and parts: an error, nothing inserted.
+    let hashes: Vec<u64> = (0..1000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let mut f = BlockedBloomFilter::with_num_bits(64 * 512)
+        .hashes(6)
+        .unwrap();
+    let empty = f.clone();
+    let other_size = BlockedBloomFilter::with_num_bits(65 * 512)
+        .hashes(6)
+        .unwrap();
+    let other_layout = SplitBlockBloomFilter::with_num_blocks(64).unwrap();
+    let mine = f.range_splitter(4);
+    for (splitter, parts) in [
+        (
+            other_size.range_splitter(4),
+            vec![other_size.range_splitter(4).split(&hashes)],
+        ),
+        (
+            other_layout.range_splitter(4),
+            vec![other_layout.range_splitter(4).split(&hashes)],
+        ),
+        (
+            mine.clone(),
+            vec![mine.split(&hashes), f.range_splitter(3).split(&hashes)],
+        ),
+        (mine.clone(), vec![RangeSplit::default()]),
+    ] {
+        let e = f.par_insert_split(&splitter, &parts).unwrap_err();
+        assert!(matches!(e, Error::RangeMismatch(_)), "{e}");
+        assert!(e.to_string().contains("range_splitter"), "{e}");
+        assert!(f == empty);
+    }
+    f.par_insert_split(&mine, &[mine.split(&hashes)]).unwrap();
+    assert!(hashes.iter().all(|&h| f.contains_hash(h)));
+}
