@@ -272,10 +272,13 @@ impl Bitmap {
     }
 
     /// Inserts every value on all rayon threads: each thread owns a contiguous range of
-    /// words (the values' high bits) and keeps the values of its range, so no atomics.
-    /// A batch with at least one value per 512 values of universe is first bucketed by
-    /// 1 MiB region of the table (a scratch copy of the batch, 4 bytes per value; skipped
-    /// if that allocation fails), so each region's updates run in cache.
+    /// words (the values' high bits) and updates only the values of its range, so no
+    /// atomics. A batch with at least one value per 512 values of universe is first
+    /// bucketed by 1 MiB region of the table (a scratch copy of the batch, 4 bytes per
+    /// value; skipped if that allocation fails), so each region's updates run in cache;
+    /// a sparser one is bucketed by range the same way from 4 threads on (each value read
+    /// a fixed number of times, whatever the thread count), and below that each thread
+    /// scans the batch for its range's values.
     ///
     /// # Errors
     /// [`BitmapError::OutOfRange`] as [`insert_batch`](Self::insert_batch).

@@ -1,10 +1,12 @@
 //! Batched and parallel loads shared by the bitmap and the 2-bitmap.
 //!
 //! A batch walks its values once, prefetching the word of the value [`AHEAD`] places on.
-//! The parallel load cuts the word array into one contiguous range per rayon thread
-//! (partitioned by the values' high bits), and each thread scans the whole input, keeping
-//! the values of its own range: threads write disjoint words, so no atomics are needed,
-//! and the input is read sequentially (cheap next to the random writes).
+//! The parallel load cuts the word array into contiguous ranges (by the values' high
+//! bits) that threads fill without atomics, writing disjoint words. Dense batches and, from
+//! 4 threads, sparse ones are first grouped by range (a radix partition into a copy of the
+//! input); below 4 threads each thread scans the whole input for the values of its own
+//! range (a sequential read, cheap next to the random writes at two threads, but read once
+//! per thread).
 
 use bloomforge_core::batch::prefetch;
 use rayon::prelude::*;
@@ -81,6 +83,48 @@ pub(crate) fn partitioned_apply(
     true
 }
 
+/// From this many threads on, a sparse parallel load groups the values by range first
+/// ([`grouped_apply`]) instead of having every thread scan every value.
+const GROUPED_MIN_THREADS: usize = 4;
+
+/// The parallel load of a batch too sparse for [`partitioned_apply`], from
+/// [`GROUPED_MIN_THREADS`] threads on: the values are grouped by range of words with the
+/// same radix partition (into a copy, 4 bytes a value), a power-of-two number of ranges,
+/// at least four per thread so that idle threads can take a range from a busy one; then
+/// the ranges run in parallel (disjoint words, no atomics). Each value is read by the
+/// partition's two passes and its update, whatever the number of threads; threads that
+/// each scanned every value for their own range read it once per thread. Returns `false`
+/// (nothing done) if the copy cannot be allocated or there are too few words to split.
+fn grouped_apply(
+    words: &mut [u64],
+    shift: u32,
+    values: &[u32],
+    threads: usize,
+    update: &(impl Fn(&mut [u64], u32) + Sync),
+) -> bool {
+    // Whole cache lines per range, a power of two so a value's range is a shift.
+    let per_range = words.len() / (threads * 4);
+    if per_range < 8 {
+        return false;
+    }
+    let range_words = 1usize << per_range.ilog2();
+    let range_shift = shift + range_words.trailing_zeros();
+    if range_shift >= 32 {
+        return false;
+    }
+    let ranges = words.len().div_ceil(range_words);
+    let Ok(part) =
+        crate::partition::partition(&[values], range_shift, ranges, (1u32 << range_shift) - 1)
+    else {
+        return false;
+    };
+    words
+        .par_chunks_mut(range_words)
+        .enumerate()
+        .for_each(|(r, range)| apply_prefetched(range, shift, part.bucket(r), update));
+    true
+}
+
 /// The parallel load: `update(chunk, local)` for every value, where `chunk` is the word
 /// range holding it and `local` its offset from the chunk's first value. Every value must
 /// lie below `words.len() << shift`.
@@ -96,6 +140,9 @@ pub(crate) fn par_apply(
     let threads = rayon::current_num_threads().max(1);
     if threads == 1 || values.len() < 1 << 16 {
         apply_prefetched(words, shift, values, update);
+        return;
+    }
+    if threads >= GROUPED_MIN_THREADS && grouped_apply(words, shift, values, threads, &update) {
         return;
     }
     // Whole cache lines (8 words) per chunk so threads never share a line.

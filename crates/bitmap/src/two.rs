@@ -248,7 +248,8 @@ impl TwoBitmap {
     /// (the values' high bits): no atomics. A batch with at least one value per 256 values
     /// of universe is first bucketed by 1 MiB region of the table (a scratch copy of the
     /// batch, 4 bytes per value; skipped if that allocation fails), so each region's
-    /// updates run in cache.
+    /// updates run in cache; a sparser one is bucketed by range the same way from 4
+    /// threads on, and below that each thread scans the batch for its range's values.
     ///
     /// # Errors
     /// [`BitmapError::OutOfRange`] as [`insert_batch`](Self::insert_batch).

@@ -275,3 +275,35 @@ fn range_buckets_solve_exactly_once() {
     ));
     assert!(small.is_empty());
 }
+
+/// The sparse parallel loads from 4 threads on group the values by range before the
+/// updates: on pools of 5 and 16 threads, universes with a ragged last range included,
+/// they give the serial result.
+#[test]
+fn grouped_sparse_loads_match_the_serial_ones() {
+    for threads in [5usize, 16] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for (seed, universe) in [(7u64, 1u64 << 32), (8, 100_003), (9, (1 << 25) + 777)] {
+            let v = values(seed, 300_000, universe);
+            let mut serial = TwoBitmap::new(universe).unwrap();
+            serial.insert_batch(&v).unwrap();
+            let mut par = TwoBitmap::new(universe).unwrap();
+            pool.install(|| par.par_insert_batch(&v)).unwrap();
+            assert!(
+                par == serial,
+                "2-bitmap, {threads} threads, universe {universe}"
+            );
+            let mut serial = Bitmap::new(universe).unwrap();
+            serial.insert_batch(&v).unwrap();
+            let mut par = Bitmap::new(universe).unwrap();
+            pool.install(|| par.par_insert_batch(&v)).unwrap();
+            assert!(
+                par == serial,
+                "bitmap, {threads} threads, universe {universe}"
+            );
+        }
+    }
+}
