@@ -21,6 +21,14 @@ use std::path::Path;
 /// Keys per parallel task when hashing a block.
 const CHUNK: usize = 8192;
 
+/// The hashes of a piece's keys (a mapped walk's task).
+fn hash_piece(piece: &[u8], keep_empty: bool, hasher: &DefaultHasher) -> Vec<u64> {
+    // ~65 bytes a line in typical inputs; the vector grows past a guess.
+    let mut out = Vec::with_capacity(piece.len() / 32 + 16);
+    Window::for_each_key(piece, keep_empty, |k| out.push(hasher.hash_one(k)));
+    out
+}
+
 /// `--kind`: the filter to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Kind {
@@ -379,9 +387,11 @@ impl AnyFilter {
 
     /// Inserts every key of a memory-mapped file: each window's pieces are split and
     /// hashed on a pool (with a copy of the filter's hasher) while the window before is
-    /// inserted, by the calling thread alone (blocked and split-block filters below 4
-    /// threads) or as [`AnyFilter::insert_block`] does; with one thread the calling thread
-    /// splits, hashes and inserts each window in turn. Returns the number of keys.
+    /// inserted: by the calling thread alone (blocked and split-block filters below 4
+    /// threads), by one task per range of the filter (blocked and split-block from 4
+    /// threads: [`insert_mapped_split`](Self::insert_mapped_split)), or as
+    /// [`AnyFilter::insert_block`] does (the other kinds); with one thread the calling
+    /// thread splits, hashes and inserts each window in turn. Returns the number of keys.
     pub(crate) fn insert_mapped(
         &mut self,
         mapped: &mut MappedInput,
@@ -401,13 +411,11 @@ impl AnyFilter {
         // ([`insert_mapped_split`](Self::insert_mapped_split)). With `--threads 1` this
         // thread does it all, window by window.
         let threads = rayon::current_num_threads();
-        let sequential = threads < 4 && matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
-        if !sequential && threads > 1 {
-            if let Some(keys) = self.insert_mapped_split(mapped, progress, threads)? {
-                return Ok(keys);
-            }
+        let ranged = matches!(self, AnyFilter::Blocked(_) | AnyFilter::Split(_));
+        if ranged && threads >= 4 {
+            return self.insert_mapped_split(mapped, progress, threads);
         }
-        let pool = if sequential && threads > 1 {
+        let pool = if ranged && threads > 1 {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads - 1)
                 .build()
@@ -423,21 +431,13 @@ impl AnyFilter {
         };
         mapped.for_each_window(
             workers,
-            |piece| {
-                // ~65 bytes a line in typical inputs; the vector grows past a guess.
-                let mut out = Vec::with_capacity(piece.len() / 32 + 16);
-                Window::for_each_key(piece, keep_empty, |k| out.push(hasher.hash_one(k)));
-                out
-            },
+            |piece| hash_piece(piece, keep_empty, &hasher),
             |window, parts| {
                 let n = parts.iter().map(Vec::len).sum::<usize>();
                 match self {
-                    AnyFilter::Blocked(f) if sequential => {
-                        parts.iter().for_each(|p| f.insert_hash_batch(p))
-                    }
-                    AnyFilter::Split(f) if sequential => {
-                        parts.iter().for_each(|p| f.insert_hash_batch(p))
-                    }
+                    // Below 4 threads: on this thread, part by part.
+                    AnyFilter::Blocked(f) => parts.iter().for_each(|p| f.insert_hash_batch(p)),
+                    AnyFilter::Split(f) => parts.iter().for_each(|p| f.insert_hash_batch(p)),
                     _ => {
                         let hashes = if parts.len() == 1 {
                             parts.into_iter().next().unwrap_or_default()
@@ -458,7 +458,7 @@ impl AnyFilter {
     }
 
     /// [`insert_mapped`](Self::insert_mapped) from 4 threads on for the blocked and
-    /// split-block filters (`None` for the other kinds): the filter is cut into one range
+    /// split-block filters (only those: the caller checks): the filter is cut into one range
     /// of blocks per thread, each piece task groups the hashes it computes by range
     /// ([`RangeSplitter`](bloomforge_core::RangeSplitter)), and each window is inserted by
     /// one task per range reading only its range's hashes of every piece, with plain
@@ -471,38 +471,34 @@ impl AnyFilter {
         mapped: &mut MappedInput,
         progress: &Progress,
         threads: usize,
-    ) -> CliResult<Option<u64>> {
+    ) -> CliResult<u64> {
         let hasher = *self.hasher();
         let keep_empty = mapped.keep_empty();
+        let name = mapped.name().to_string();
         let mut total = 0u64;
         macro_rules! split_walk {
             ($f:expr) => {{
                 let splitter = $f.range_splitter(threads);
                 mapped.for_each_window(
                     Workers::Global,
-                    |piece| {
-                        let mut hashes = Vec::with_capacity(piece.len() / 32 + 16);
-                        Window::for_each_key(piece, keep_empty, |k| {
-                            hashes.push(hasher.hash_one(k))
-                        });
-                        splitter.split(&hashes)
-                    },
+                    |piece| splitter.split(&hash_piece(piece, keep_empty, &hasher)),
                     |_, parts| {
+                        // Cannot fail: the splitter is this filter's.
                         $f.par_insert_split(&splitter, &parts)
-                            .map_err(|e| CliError::Msg(e.to_string()))?;
+                            .map_err(|e| CliError::at(&name, e))?;
                         let n: usize = parts.iter().map(|p| p.len()).sum();
                         progress.inc_keys(n as u64);
                         total += n as u64;
                         Ok(n)
                     },
                 )?;
-                Ok(Some(total))
+                Ok(total)
             }};
         }
         match self {
             AnyFilter::Blocked(f) => split_walk!(f),
             AnyFilter::Split(f) => split_walk!(f),
-            _ => Ok(None),
+            _ => unreachable!("insert_mapped_split is called for blocked and split-block filters"),
         }
     }
 

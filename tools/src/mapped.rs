@@ -35,9 +35,9 @@ const MIN_WINDOW_BYTES: usize = 64 << 10;
 const PIECES_PER_THREAD: usize = 4;
 
 /// Keys a window aims at: later windows are sized from an earlier one's bytes per key so
-/// the hashes of a window (8 bytes a key, held up to three times: per piece, joined, per
-/// insert thread) stay near 6 MiB, ~12 MiB for the two windows in flight, even for inputs
-/// of very short lines.
+/// the hashes of a window (8 bytes a key, held up to three times: per piece, then joined
+/// or grouped by range, then gathered per range) stay near 6 MiB, ~12 MiB for the two
+/// windows in flight, even for inputs of very short lines.
 const WINDOW_KEYS: usize = 1 << 18;
 
 /// A regular file, mapped, walked window by window.

@@ -200,6 +200,8 @@ macro_rules! block_filters {
             /// Cuts this filter's blocks into `ranges` contiguous ranges (for instance one
             /// per thread), for [`par_insert_split`](Self::par_insert_split): the splitter
             /// groups hashes by range wherever they are computed. See [`crate::ranges`].
+            /// The count is clamped to `1..=max(1, blocks - 1)`
+            /// ([`RangeSplitter::ranges`] gives the one used).
             pub fn range_splitter(&self, ranges: usize) -> RangeSplitter {
                 RangeSplitter::new(<$L>::ID, self.raw.blocks.len(), ranges)
             }
@@ -222,7 +224,7 @@ macro_rules! block_filters {
                         splitter.layout().name(), splitter.num_blocks(), <$L>::ID.name()
                     )));
                 }
-                if let Some(i) = parts.iter().position(|p| !splitter.made(p)) {
+                if let Some(i) = parts.iter().position(|p| !splitter.is_splitter_of(p)) {
                     return Err(Error::RangeMismatch(format!(
                         "part {i} was split by another splitter than the one given ({} ranges)",
                         splitter.ranges()
