@@ -64,22 +64,39 @@ pub(crate) fn partitioned_apply(
     if values.len() < words.len() / 8 || words.len() <= REGION_WORDS {
         return false;
     }
-    let region_shift = shift + REGION_WORDS.trailing_zeros();
-    let regions = words.len().div_ceil(REGION_WORDS);
-    // Each value is kept as its offset in its region.
+    apply_in_ranges(words, shift, values, REGION_WORDS, update)
+}
+
+/// Groups `values` by range of `range_words` words (a power of two) with the radix
+/// partition of [`crate::partition`] (each value kept as its offset in its range), then
+/// applies each range's updates on the rayon threads (disjoint words, no atomics), with
+/// [`apply_prefetched`] (its prefetch pays even in a 1 MiB region: `ints distinct` of 100M
+/// random `u32`, three alternated runs, user time 0.84-0.94 -> 0.80-0.81 s on one thread
+/// against the plain loop the dense load had before).
+/// `false` (nothing done) if the range's value bits do not fit a `u32` shift or the
+/// partition's copy cannot be allocated.
+fn apply_in_ranges(
+    words: &mut [u64],
+    shift: u32,
+    values: &[u32],
+    range_words: usize,
+    update: &(impl Fn(&mut [u64], u32) + Sync),
+) -> bool {
+    debug_assert!(range_words.is_power_of_two());
+    let range_shift = shift + range_words.trailing_zeros();
+    if range_shift >= 32 {
+        return false;
+    }
+    let ranges = words.len().div_ceil(range_words);
     let Ok(part) =
-        crate::partition::partition(&[values], region_shift, regions, (1u32 << region_shift) - 1)
+        crate::partition::partition(&[values], range_shift, ranges, (1u32 << range_shift) - 1)
     else {
         return false;
     };
     words
-        .par_chunks_mut(REGION_WORDS)
+        .par_chunks_mut(range_words)
         .enumerate()
-        .for_each(|(r, region)| {
-            for &v in part.bucket(r) {
-                update(region, v);
-            }
-        });
+        .for_each(|(r, range)| apply_prefetched(range, shift, part.bucket(r), update));
     true
 }
 
@@ -107,22 +124,7 @@ fn grouped_apply(
     if per_range < 8 {
         return false;
     }
-    let range_words = 1usize << per_range.ilog2();
-    let range_shift = shift + range_words.trailing_zeros();
-    if range_shift >= 32 {
-        return false;
-    }
-    let ranges = words.len().div_ceil(range_words);
-    let Ok(part) =
-        crate::partition::partition(&[values], range_shift, ranges, (1u32 << range_shift) - 1)
-    else {
-        return false;
-    };
-    words
-        .par_chunks_mut(range_words)
-        .enumerate()
-        .for_each(|(r, range)| apply_prefetched(range, shift, part.bucket(r), update));
-    true
+    apply_in_ranges(words, shift, values, 1usize << per_range.ilog2(), update)
 }
 
 /// The parallel load: `update(chunk, local)` for every value, where `chunk` is the word

@@ -267,22 +267,19 @@ fn split_insert_equals_sequential_build_and_refuses_foreign_splits() {
             .num_threads(threads)
             .build()
             .unwrap();
-        for blocks in [1u64, 2, 5, 1001] {
-            for ranges in [1usize, 2, 3, 16, 2000] {
-                let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
-                    .hashes(6)
-                    .unwrap();
+        // The same check for both layouts: a fresh filter of `blocks` blocks each time.
+        macro_rules! check {
+            ($name:literal, $fresh:expr, $blocks:expr, $ranges:expr, $chunk:expr) => {{
+                let mut sequential = $fresh;
                 let hashes: Vec<u64> = keys
                     .iter()
                     .map(|k| sequential.hasher().hash_one(k))
                     .collect();
                 sequential.insert_hash_batch(&hashes);
-                let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
-                    .hashes(6)
-                    .unwrap();
-                let splitter = parallel.range_splitter(ranges);
+                let mut parallel = $fresh;
+                let splitter = parallel.range_splitter($ranges);
                 let parts: Vec<RangeSplit> =
-                    hashes.chunks(7_001).map(|c| splitter.split(c)).collect();
+                    hashes.chunks($chunk).map(|c| splitter.split(c)).collect();
                 assert_eq!(
                     parts.iter().map(RangeSplit::len).sum::<usize>(),
                     hashes.len()
@@ -291,20 +288,30 @@ fn split_insert_equals_sequential_build_and_refuses_foreign_splits() {
                     .unwrap();
                 assert!(
                     parallel == sequential,
-                    "blocked, {threads} threads, {blocks} blocks, {ranges} ranges"
+                    "{}, {threads} threads, {} blocks, {} ranges",
+                    $name,
+                    $blocks,
+                    $ranges
                 );
-
-                let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
-                sequential.insert_hash_batch(&hashes);
-                let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
-                let splitter = parallel.range_splitter(ranges);
-                let parts: Vec<RangeSplit> =
-                    hashes.chunks(9_999).map(|c| splitter.split(c)).collect();
-                pool.install(|| parallel.par_insert_split(&splitter, &parts))
-                    .unwrap();
-                assert!(
-                    parallel == sequential,
-                    "split-block, {threads} threads, {blocks} blocks, {ranges} ranges"
+            }};
+        }
+        for blocks in [1u64, 2, 5, 1001] {
+            for ranges in [1usize, 2, 3, 16, 2000] {
+                check!(
+                    "blocked",
+                    BlockedBloomFilter::with_num_bits(blocks * 512)
+                        .hashes(6)
+                        .unwrap(),
+                    blocks,
+                    ranges,
+                    7_001
+                );
+                check!(
+                    "split-block",
+                    SplitBlockBloomFilter::with_num_blocks(blocks).unwrap(),
+                    blocks,
+                    ranges,
+                    9_999
                 );
             }
         }
