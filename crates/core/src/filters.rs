@@ -200,8 +200,9 @@ macro_rules! block_filters {
             /// Cuts this filter's blocks into `ranges` contiguous ranges (for instance one
             /// per thread), for [`par_insert_split`](Self::par_insert_split): the splitter
             /// groups hashes by range wherever they are computed. See [`crate::ranges`].
-            /// The count is clamped to `1..=max(1, blocks - 1)`
-            /// ([`RangeSplitter::ranges`] gives the one used).
+            /// The count is clamped to `1..=max(1, blocks - 1)` and to
+            /// [`MAX_RANGES`](crate::ranges::MAX_RANGES) ([`RangeSplitter::ranges`] gives
+            /// the one used).
             pub fn range_splitter(&self, ranges: usize) -> RangeSplitter {
                 RangeSplitter::new(<$L>::ID, self.raw.blocks.len(), ranges)
             }

@@ -26,6 +26,10 @@
 use crate::layout::{Blocked512, Layout, Split256};
 use core::ops::Range;
 
+/// The most ranges a splitter cuts (a range per thread is the use; the splitter and every
+/// split hold 8 bytes per range).
+pub const MAX_RANGES: usize = 1 << 16;
+
 /// The filter layouts a splitter cuts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LayoutId {
@@ -49,7 +53,7 @@ impl LayoutId {
 /// [`BlockedBloomFilter::range_splitter`](crate::BlockedBloomFilter::range_splitter); see
 /// the [module docs](self)). `Send` and `Sync`: the tasks that hash keys can split their
 /// hashes while the filter is borrowed elsewhere. It holds 8 bytes per range, and each
-/// split as many: ask for about one range per thread, not one per block.
+/// split as many: ask for about one range per thread (at most [`MAX_RANGES`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RangeSplitter {
     layout: LayoutId,
@@ -67,7 +71,7 @@ impl RangeSplitter {
     pub(crate) fn new(layout: LayoutId, blocks: usize, ranges: usize) -> Self {
         // `mul` below fits 64 bits when there are fewer ranges than blocks (with as many
         // ranges as blocks it would be 2^64).
-        let ranges = ranges.clamp(1, blocks.saturating_sub(1).max(1));
+        let ranges = ranges.clamp(1, blocks.saturating_sub(1).clamp(1, MAX_RANGES));
         let mul = if ranges == 1 {
             0
         } else {
@@ -105,8 +109,8 @@ impl RangeSplitter {
     }
 
     /// Number of ranges: the number asked for, but at least 1 and at most
-    /// `max(1, num_blocks() - 1)` (the range arithmetic needs fewer ranges than blocks).
-    /// Loop over this count, not the one asked for.
+    /// `max(1, num_blocks() - 1)` (the range arithmetic needs fewer ranges than blocks) and
+    /// [`MAX_RANGES`]. Loop over this count, not the one asked for.
     pub fn ranges(&self) -> usize {
         self.starts.len() - 1
     }
@@ -282,6 +286,15 @@ mod tests {
                 assert_eq!(s.range_of(u64::MAX), asked - 1);
             }
         }
+        // Absurd counts are capped, not allocated.
+        let s = RangeSplitter::new(LayoutId::Split, 1 << 40, usize::MAX);
+        assert_eq!(s.ranges(), MAX_RANGES);
+        assert_eq!(s.blocks_of(MAX_RANGES - 1).end, 1 << 40);
+        assert_eq!(
+            RangeSplitter::new(LayoutId::Split, 10, usize::MAX).ranges(),
+            9
+        );
+        assert_eq!(RangeSplitter::new(LayoutId::Blocked, 10, 0).ranges(), 1);
     }
 
     /// A split holds every hash once, each in the range of its block, in input order.
