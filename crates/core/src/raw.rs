@@ -665,26 +665,18 @@ pub(crate) fn par_insert_split<L: Layout>(
         // One pipelined call per range: with many threads and many parts each part's share
         // is short, and every call starts its prefetch ring with a miss it cannot hide, so
         // the shares are gathered first (a copy of 8 bytes a hash, ~1 % of an insert).
-        let mut pieces = parts.iter().map(|p| p.range(r)).filter(|h| !h.is_empty());
-        match (pieces.next(), pieces.next()) {
-            (None, _) => {}
-            (Some(only), None) => insert(only),
-            (Some(a), Some(b)) => {
-                let rest: Vec<&[u64]> = pieces.collect();
-                let len = a.len() + b.len() + rest.iter().map(|h| h.len()).sum::<usize>();
-                let mut all = Vec::with_capacity(len);
-                for h in [a, b].into_iter().chain(rest) {
-                    all.extend_from_slice(h);
-                }
-                insert(&all);
-            }
+        let shares: Vec<&[u64]> = parts
+            .iter()
+            .map(|p| p.range(r))
+            .filter(|h| !h.is_empty())
+            .collect();
+        match shares.as_slice() {
+            [] => {}
+            [only] => insert(only),
+            many => insert(&many.concat()),
         }
     };
-    if rayon::current_num_threads() <= 1 || ranges.len() <= 1 {
-        ranges.into_iter().for_each(insert);
-    } else {
-        ranges.into_par_iter().for_each(insert);
-    }
+    ranges.into_par_iter().for_each(insert);
 }
 
 #[cfg(test)]
