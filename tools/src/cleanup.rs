@@ -140,6 +140,13 @@ impl TempDir {
     pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Removes the directory now and reports a failure (a drop removes it silently).
+    pub(crate) fn close(self) -> std::io::Result<()> {
+        unregister(self.dir.path());
+        // The drop that follows finds nothing left to remove.
+        std::fs::remove_dir_all(self.dir.path())
+    }
 }
 
 impl Drop for TempDir {

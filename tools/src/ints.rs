@@ -1034,20 +1034,17 @@ fn collect(chunks: &mut Vec<Vec<u32>>, mut c: &[u32]) -> Result<(), String> {
 /// into temporary files, then each range solved with a 2-bitmap of its own size and
 /// printed in order.
 struct Spill {
-    dir: tempfile::TempDir,
+    /// Registered for removal on Ctrl-C too (a plain `tempfile::TempDir` is removed only
+    /// on drop, which an interrupted process never reaches).
+    dir: crate::cleanup::TempDir,
     parts: Vec<BufWriter<File>>,
     bits: u32,
 }
 
 impl Spill {
     fn new(ranges: u64, temp_dir: Option<&Path>) -> Result<Self, String> {
-        let dir = match temp_dir {
-            Some(d) => tempfile::Builder::new()
-                .prefix("bloomforge-ints")
-                .tempdir_in(d),
-            None => tempfile::Builder::new().prefix("bloomforge-ints").tempdir(),
-        }
-        .map_err(|e| format!("creating a temporary directory: {e}"))?;
+        let dir = crate::cleanup::TempDir::new(temp_dir)
+            .map_err(|e| format!("creating a temporary directory: {e}"))?;
         let parts = (0..ranges)
             .map(|r| {
                 let path = range_path(dir.path(), r);

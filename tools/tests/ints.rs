@@ -432,3 +432,71 @@ fn help_has_examples() {
         );
     }
 }
+
+/// `ints unique` spilling to range files, interrupted by SIGINT while it prints (its
+/// stdout not read, so it blocks with the range files on disk): exit 130 and an empty
+/// `--temp-dir`. (Its directory used to be a plain `tempfile::TempDir`, removed only on
+/// drop, which an interrupted process never reaches.)
+#[cfg(unix)]
+#[test]
+fn unique_interrupted_while_spilled_removes_its_temp_files() {
+    use std::io::Read;
+    let d = Dir::new();
+    // ~600k values over the whole domain (few repeats): ~6.6 MB of output, far more than
+    // the output buffer and a pipe hold.
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..600_000)
+        .flat_map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 32) as u32).to_le_bytes()
+        })
+        .collect();
+    let input = d.file("v.u32", &bytes);
+    let temp = d.0.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let mut child = bin()
+        .args(["ints", "unique", "--format", "u32le", "--memory", "40M"])
+        .arg("--temp-dir")
+        .arg(&temp)
+        .arg(&input)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 4096];
+    assert!(
+        stdout.read(&mut first).unwrap() > 0,
+        "no output before the signal"
+    );
+    assert_eq!(
+        std::fs::read_dir(&temp).unwrap().count(),
+        1,
+        "the run's temporary directory exists"
+    );
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -s INT {}", child.id()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    drop(stdout);
+    assert_eq!(status.code(), Some(130), "{status:?} {err}");
+    assert!(
+        err.contains("interrupted; temporary files removed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
+    assert!(left.is_empty(), "left {left:?}");
+}
