@@ -3,6 +3,7 @@
 //! ```sh
 //! cargo run --release -p bloomforge-bench --example out_of_cache            # 100M keys
 //! cargo run --release -p bloomforge-bench --example out_of_cache -- 20000000 # smaller
+//! cargo run --release -p bloomforge-bench --example out_of_cache -- 100000000 1,4,16
 //! ```
 //!
 //! `n` random `u64` members at 10 bits per key (k = 7 blocked, 8 split-block), and for
@@ -10,7 +11,9 @@
 //! the physical floor (independent random 64-byte reads of a buffer of the filter's size),
 //! `insert_batch`, `contains_batch` (members, non-members), single-key `contains`,
 //! sbbf-rs-safe and fastbloom single-key queries, and bulk loads (`par_insert_batch`:
-//! blocked partitioned and atomic, split-block partitioned) on 1 and 2 pinned threads. Every timed run checks its
+//! blocked partitioned and atomic, split-block partitioned) on pinned pools of 1 and 2
+//! threads, or of the comma-separated counts given second (a scaling curve on a larger
+//! machine; the speedup column is the last count's against the first). Every timed run checks its
 //! answers: a member reported absent, or a count of positives that changes between runs,
 //! stops the program.
 
@@ -84,6 +87,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(a) => a.replace('_', "").parse()?,
         None => 100_000_000,
     };
+    let pools: Vec<usize> = match std::env::args().nth(2) {
+        Some(a) => a
+            .split(',')
+            .map(|t| t.trim().parse::<usize>())
+            .collect::<Result<_, _>>()?,
+        None => vec![1, 2],
+    };
+    if pools.is_empty() || pools.contains(&0) {
+        return Err("thread counts must be at least 1".into());
+    }
     let q = QUERIES.min(n);
     let w = random_u64(n, q, 0x5eed);
     let members = &w.members[..q];
@@ -216,13 +229,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Bulk loads on pinned pools.
-    println!(
-        "\n| bulk load | 1 thread ns/key | 2 threads ns/key | speedup |\n|---|---:|---:|---:|"
-    );
+    let cols: String = pools.iter().map(|t| format!(" {t} thr ns/key |")).collect();
+    let rule: String = pools.iter().map(|_| "---:|").collect();
+    println!("\n| bulk load |{cols} speedup |\n|---|{rule}---:|");
     let mut plain = Vec::new();
     let mut atomic = Vec::new();
     let mut plain_split = Vec::new();
-    for threads in [1, 2] {
+    for &threads in &pools {
         let pool = pinned_pool(threads)?;
         let members = &w.members[..];
         plain.push(bulk(
@@ -261,12 +274,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &plain_split,
         ),
     ] {
-        println!(
-            "| {name} | {:.1} | {:.1} | {:.2}x |",
-            v[0],
-            v[1],
-            v[0] / v[1]
-        );
+        let cells: String = v.iter().map(|t| format!(" {t:.1} |")).collect();
+        let speedup = v[0] / v[v.len() - 1];
+        println!("| {name} |{cells} {speedup:.2}x |");
     }
     Ok(())
 }

@@ -180,12 +180,13 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     // Zen 3 VM the grouped form measured 14.4-18.9 against 16.2-25.6 ns/key (100M keys,
     // 125 MB, nine interleaved runs), the same at 37.5 MB, and ~7 % slower on a 1.2 MB
     // filter (8.6 against 8.1), hence the size gate. Split-block inserts (a few
-    // instructions) showed no gain.
+    // instructions) showed no gain, nor do blocked inserts whose kernel builds the mask in
+    // a few vector ops (AVX-512: `Kernel::GROUPED_BLOCKED_INSERT`).
     const GROUP: usize = PREFETCH_AHEAD / 2;
     let bytes = blocks
         .len()
         .saturating_mul(core::mem::size_of::<L::Block>());
-    if L::GROUPED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
+    if L::GROUPED_INSERT && K::GROUPED_BLOCKED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
         let mut i = 0;
         while i < n {
             let end = (i + GROUP).min(n);

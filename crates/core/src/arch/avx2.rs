@@ -32,6 +32,8 @@ static LANE_ONES: [[u32; 8]; 9] = {
 // SAFETY: every method uses AVX2 intrinsics only; the trait contract makes callers
 // guarantee AVX2.
 unsafe impl Kernel for Avx2 {
+    const GROUPED_BLOCKED_INSERT: bool = true;
+
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: `block` is 64-byte aligned (repr(align(64))), so both aligned 32-byte loads

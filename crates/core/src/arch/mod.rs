@@ -131,6 +131,12 @@ impl Backend {
 /// (`Backend::is_available()` for the `Backend` the implementation is named after), and the caller must be compiled with (or inlined into a
 /// function with) those target features enabled for the intrinsics to inline.
 pub(crate) unsafe trait Kernel {
+    /// Whether out-of-cache blocked batch inserts take the grouped pipeline with this
+    /// kernel (`raw::insert_batch`): it pays where building the 512-bit mask is long (a
+    /// scalar position and two shifts per probe), not where AVX-512 builds it in a few
+    /// vector ops.
+    const GROUPED_BLOCKED_INSERT: bool;
+
     /// Whether every one of the `k` probe bits of `h32` is set in `block`.
     ///
     /// # Safety

@@ -23,6 +23,8 @@ fn split_mask_vec(h32: u32) -> u32x8 {
 // SAFETY: `wide` selects its instructions at compile time for the compilation target, so
 // these methods need no CPU feature beyond the target's baseline.
 unsafe impl Kernel for Portable {
+    const GROUPED_BLOCKED_INSERT: bool = true;
+
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: the scalar kernel needs no CPU feature.

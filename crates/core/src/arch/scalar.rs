@@ -16,6 +16,8 @@ pub(crate) fn split_bit(h32: u32, i: usize) -> u32 {
 
 // SAFETY: the scalar kernel uses no CPU feature beyond the compilation target.
 unsafe impl Kernel for Scalar {
+    const GROUPED_BLOCKED_INSERT: bool = true;
+
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         (0..k as usize).all(|j| {
