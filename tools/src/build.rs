@@ -241,6 +241,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     }
     let opts = args.key_options;
     let mut spool_dir = None;
+    // `-v`: where the time went (counting pass, allocation, insertion, write).
+    let started = std::time::Instant::now();
     let (items, estimated) = match args.expected {
         Some(n) => (n, None),
         // A scalable filter grows and a stable one forgets: one pass, no count of the keys
@@ -259,7 +261,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
             (n, Some(d))
         }
     };
+    let counted = started.elapsed();
     let mut filter = AnyFilter::create(args.kind, items, sizing, args.seed, dleft, stable)?;
+    let allocated = started.elapsed();
     let mut keys = 0u64;
     for source in &sources {
         let progress = Progress::bytes(&format!("building {}", source.name()), source.size()?);
@@ -278,7 +282,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         progress.finish();
     }
     drop(spool_dir);
+    let inserted = started.elapsed();
     let distinct = distinct_keys(&filter);
+    let checked = started.elapsed();
     let fp = filter.expected_false_pos();
     // The fill-based estimate is within a few percent at the design load: 10 % over is
     // an overfilled filter, not noise.
@@ -302,6 +308,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
         );
     }
     write_filter(&args.output, &filter)?;
+    if crate::verbose() {
+        let secs = |a: std::time::Duration, b: std::time::Duration| (b - a).as_secs_f64();
+        eprintln!(
+            "build: {:.3} s counting distinct keys, {:.3} s allocating the filter, {:.3} s \
+             reading and inserting, {:.3} s counting the fill, {:.3} s writing",
+            counted.as_secs_f64(),
+            secs(counted, allocated),
+            secs(allocated, inserted),
+            secs(inserted, checked),
+            secs(checked, started.elapsed())
+        );
+    }
     let bits = filter.memory_bits();
     note!(
         "{} filter: {keys} keys ({} distinct), {bits} bits ({:.2} bits/key), {}, expected FP \

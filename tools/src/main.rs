@@ -77,7 +77,8 @@ struct Cli {
     /// No progress bars and no summary lines on stderr (warnings and errors remain).
     #[arg(short, long, global = true)]
     quiet: bool,
-    /// Extra statistics on stderr (partitions, re-splits, memory).
+    /// Extra statistics on stderr (`build`: time per phase and for the write; `common`:
+    /// partitions, re-splits, memory).
     #[arg(short, long, global = true)]
     verbose: bool,
     /// Worker threads (default: all cores). `build` and `query` of a file also use the

@@ -78,14 +78,25 @@ fn write_via_temporary(
         .map_err(|e| CliError::io(shown, e))?;
     crate::cleanup::register(&tmp);
     let result = (|| {
+        let started = std::time::Instant::now();
         body(&mut file)?;
         file.flush()?;
+        let written = started.elapsed();
         if let Some(p) = permissions {
             file.set_permissions(p)?;
         }
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&tmp, target)
+        std::fs::rename(&tmp, target)?;
+        if crate::verbose() {
+            eprintln!(
+                "{}: written in {:.3} s, synced and renamed in {:.3} s",
+                shown.display(),
+                written.as_secs_f64(),
+                (started.elapsed() - written).as_secs_f64()
+            );
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -680,3 +680,37 @@ fn options_help_and_in_place_files() {
         assert_eq!(counts(&f, &a)[0].0, "0", "the linked file was updated");
     }
 }
+
+/// `build -v` says where the time went: each phase, and the output's write apart from its
+/// sync and rename.
+#[test]
+fn verbose_build_reports_its_phases() {
+    let keys = write_lines(
+        "phases.txt",
+        &(0..5000).map(|i| format!("key-{i}")).collect::<Vec<_>>(),
+    );
+    let out = path("phases.bloom");
+    let built = run(&["-v", "build", &keys, "-o", &out, "--threads", "2"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let err = stderr(&built);
+    let phases = err
+        .lines()
+        .find(|l| l.starts_with("build: "))
+        .unwrap_or_else(|| panic!("no phase line in {err}"));
+    for phase in [
+        "s counting distinct keys",
+        "s allocating the filter",
+        "s reading and inserting",
+        "s counting the fill",
+        "s writing",
+    ] {
+        assert!(phases.contains(phase), "{phase} missing from {phases}");
+    }
+    assert!(
+        err.contains("phases.bloom: written in ") && err.contains(" s, synced and renamed in "),
+        "{err}"
+    );
+    let quiet = run(&["build", &keys, "-o", &out]);
+    assert!(quiet.status.success());
+    assert!(!stderr(&quiet).contains("build: "), "{}", stderr(&quiet));
+}
