@@ -40,6 +40,31 @@ fn write_blocks<L: Layout, B, S: PersistentHasher>(
     )
 }
 
+/// [`write_blocks`] for a plain filter: on a little-endian machine its blocks are the
+/// payload's bytes, written straight from memory after one checksum pass
+/// ([`crate::format::encode_slice_to`]); 100M keys' 124 MB filter took 0.15-0.17 s to
+/// write on a 16-core Xeon through the per-block copies, `dd` 0.03 s for the same bytes.
+fn write_plain_blocks<L: Layout, S: PersistentHasher>(
+    writer: impl std::io::Write,
+    hasher: &S,
+    k: u32,
+    items: f64,
+    blocks: &[L::Block],
+) -> Result<()> {
+    match L::blocks_le_bytes(blocks) {
+        Some(bytes) => crate::format::encode_slice_to(
+            writer,
+            L::FORMAT_KIND,
+            hasher,
+            k,
+            blocks.len() as u64 * u64::from(L::BLOCK_BITS),
+            items.round() as u64,
+            bytes,
+        ),
+        None => write_blocks::<L, _, _>(writer, hasher, k, items, blocks, |b| *b),
+    }
+}
+
 macro_rules! block_filters {
     (
         $(#[$pmeta:meta])* plain $Plain:ident,
@@ -323,7 +348,8 @@ macro_rules! block_filters {
             /// intersection combines bits, not keys; so the count is estimated from the
             /// bits, under this different name (the workspace convention).
             pub fn estimated_len(&self) -> f64 {
-                self.raw.blocks.iter().map(|b| <$L>::block_keys(b, self.raw.k)).sum()
+                let k = self.raw.k;
+                crate::layout::sum_over_blocks(&self.raw.blocks, |b| <$L>::block_keys(b, k))
             }
 
             /// Whether no bit is set.
@@ -408,14 +434,15 @@ macro_rules! block_filters {
                 out
             }
 
-            /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`, streamed
-            /// through a 64 KiB buffer (no copy of the filter is made).
+            /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `writer`: on a
+            /// little-endian machine the blocks straight from memory, elsewhere through a
+            /// 64 KiB buffer (no copy of the filter is made either way).
             ///
             /// # Errors
             /// [`Error::Io`] if the writer fails.
             pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
                 let items = self.estimated_len();
-                write_blocks::<$L, _, _>(writer, &self.hasher, self.raw.k, items, &self.raw.blocks, |b| *b)
+                write_plain_blocks::<$L, _>(writer, &self.hasher, self.raw.k, items, &self.raw.blocks)
             }
 
 
@@ -715,7 +742,8 @@ macro_rules! block_filters {
             /// The false-positive rate for the current contents (see the plain filter's
             /// `expected_false_pos`); reads the words in place with relaxed loads.
             pub fn expected_false_pos(&self) -> f64 {
-                let sum: f64 = self.raw.blocks.iter().map(|b| <$L>::block_fp(&<$L>::load_block(b), self.raw.k)).sum();
+                let k = self.raw.k;
+                let sum = crate::layout::sum_over_blocks(&self.raw.blocks, |b| <$L>::block_fp(&<$L>::load_block(b), k));
                 sum / self.raw.blocks.len() as f64
             }
 
@@ -723,7 +751,8 @@ macro_rules! block_filters {
             /// loads). As for the plain filter, there is no `len()`: bits cannot tell a
             /// repeated key or a false positive from a new key.
             pub fn estimated_len(&self) -> f64 {
-                self.raw.blocks.iter().map(|b| <$L>::block_keys(&<$L>::load_block(b), self.raw.k)).sum()
+                let k = self.raw.k;
+                crate::layout::sum_over_blocks(&self.raw.blocks, |b| <$L>::block_keys(&<$L>::load_block(b), k))
             }
 
             /// Whether no bit is set (every query answers `false`; `estimated_len() == 0`).

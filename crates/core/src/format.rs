@@ -458,6 +458,40 @@ pub fn encode_to<S: PersistentHasher, W: std::io::Write>(
     Ok(())
 }
 
+/// [`encode_to`] for a payload already laid out as serialized and borrowed for the whole
+/// call (a plain filter's blocks on a little-endian machine): one checksum pass over the
+/// bytes, then the header and the payload are written straight from them, without the
+/// 64 KiB copies and the second checksum pass that [`encode_to`] needs for a payload that
+/// is produced piece by piece and could change between its passes. The bytes written are
+/// the same as [`encode_to`]'s for the same payload.
+pub(crate) fn encode_slice_to<S: PersistentHasher, W: std::io::Write>(
+    mut writer: W,
+    kind: FilterKind,
+    hasher: &S,
+    num_hashes: u32,
+    num_bits: u64,
+    items: u64,
+    payload: &[u8],
+) -> Result<()> {
+    let mut head = new_header(
+        kind,
+        hasher,
+        num_hashes,
+        num_bits,
+        items,
+        payload.len() as u64,
+    )
+    .to_bytes();
+    let mut sum = xxhash_rust::xxh64::Xxh64::new(0);
+    sum.update(&head);
+    sum.update(payload);
+    head[48..56].copy_from_slice(&sum.digest().to_le_bytes());
+    let io = Error::from;
+    writer.write_all(&head).map_err(io)?;
+    writer.write_all(payload).map_err(io)?;
+    writer.flush().map_err(io)
+}
+
 /// Hands `items` to `sink` as little-endian bytes in pieces of up to 64 KiB (a helper for
 /// the `payload` of [`encode_to`]): `to_le(item, buffer)` appends one item's bytes.
 pub fn stream_le<T>(items: &[T], sink: &mut dyn FnMut(&[u8]), to_le: impl Fn(&T, &mut Vec<u8>)) {

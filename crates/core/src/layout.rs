@@ -76,6 +76,10 @@ pub(crate) trait Layout: 'static {
     const BLOCK_BYTES: usize;
     /// Appends the block in the serialized (little-endian) layout.
     fn write_block_le(block: &Self::Block, out: &mut Vec<u8>);
+    /// The blocks' bytes exactly as [`Layout::write_block_le`] writes them, borrowed, where
+    /// the machine's byte order is the format's (every little-endian target); `None`
+    /// elsewhere.
+    fn blocks_le_bytes(blocks: &[Self::Block]) -> Option<&[u8]>;
     /// Reads a block from exactly `BLOCK_BYTES` bytes.
     fn read_block_le(bytes: &[u8]) -> Self::Block;
 
@@ -89,7 +93,7 @@ pub(crate) trait Layout: 'static {
     /// Expected FP of a filter made of `blocks` (non-empty): the mean of
     /// [`Layout::block_fp`] over the blocks.
     fn blocks_fp(blocks: &[Self::Block], k: u32) -> f64 {
-        blocks.iter().map(|b| Self::block_fp(b, k)).sum::<f64>() / blocks.len() as f64
+        sum_over_blocks(blocks, |b| Self::block_fp(b, k)) / blocks.len() as f64
     }
     /// Number of set bits in `blocks`.
     fn blocks_count_ones(blocks: &[Self::Block]) -> u64 {
@@ -207,6 +211,10 @@ impl Layout for Blocked512 {
     const FORMAT_KIND: crate::format::FilterKind = crate::format::FilterKind::Blocked512;
     const BLOCK_BYTES: usize = 64;
 
+    fn blocks_le_bytes(blocks: &[Block512]) -> Option<&[u8]> {
+        le_bytes(blocks)
+    }
+
     fn write_block_le(block: &Block512, out: &mut Vec<u8>) {
         for w in block.words {
             out.extend_from_slice(&w.to_le_bytes());
@@ -292,6 +300,10 @@ impl Layout for Split256 {
 
     const FORMAT_KIND: crate::format::FilterKind = crate::format::FilterKind::SplitBlock256;
     const BLOCK_BYTES: usize = 32;
+
+    fn blocks_le_bytes(blocks: &[Block256]) -> Option<&[u8]> {
+        le_bytes(blocks)
+    }
 
     fn write_block_le(block: &Block256, out: &mut Vec<u8>) {
         for w in block.words {
@@ -383,6 +395,44 @@ static FILL_512: std::sync::OnceLock<FillTable<513>> = std::sync::OnceLock::new(
 
 /// Keys that, inserted with `k` probes each into `bits` bits (32 or 512), leave `set` bits
 /// set in expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
+/// Blocks a task of [`sum_over_blocks`] sums (512 KiB to 1 MiB of filter).
+const SUM_CHUNK: usize = 1 << 14;
+
+/// The sum of `f` over `blocks` (the fill-based key estimate, the expected FP). From
+/// [`crate::memory::PARALLEL_FILL_MIN_BYTES`] of blocks on, chunks of [`SUM_CHUNK`] blocks
+/// are summed on the current rayon pool and their sums added in order, so the result
+/// depends on the blocks alone, never on the number of threads (a file written at 16
+/// threads has the same header as one written at 1). A one-thread pass over a 124 MB
+/// filter took 0.04 s on a 16-core Xeon, a fifth of a 16-thread build's insert.
+pub(crate) fn sum_over_blocks<B: Sync>(blocks: &[B], f: impl Fn(&B) -> f64 + Sync) -> f64 {
+    use rayon::prelude::*;
+    if core::mem::size_of_val(blocks) < crate::memory::PARALLEL_FILL_MIN_BYTES {
+        return blocks.iter().map(f).sum();
+    }
+    let sums: Vec<f64> = blocks
+        .par_chunks(SUM_CHUNK)
+        .map(|chunk| chunk.iter().map(&f).sum::<f64>())
+        .collect();
+    sums.iter().sum()
+}
+
+/// The bytes of `blocks` on a little-endian target, where they are the serialized words.
+fn le_bytes<B: crate::block::PlainBlock>(blocks: &[B]) -> Option<&[u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: `PlainBlock` types are `repr(C)` arrays of unsigned words whose size is
+        // a multiple of their alignment (no padding byte), so every byte of the slice is
+        // initialised; the view borrows `blocks` immutably for its lifetime.
+        Some(unsafe {
+            core::slice::from_raw_parts(
+                blocks.as_ptr().cast::<u8>(),
+                core::mem::size_of_val(blocks),
+            )
+        })
+    } else {
+        None
+    }
+}
+
 #[inline]
 fn fill_to_keys(set: u32, bits: u32, k: u32) -> f64 {
     let (ln_free, ln_one) = match bits {

@@ -520,3 +520,58 @@ fn union_bytes_equals_union_of_the_decoded_filter() {
     assert!(a.union_bytes(&x.to_bytes()).is_err());
     assert_eq!(a, before);
 }
+
+/// From 16 MiB on, the fill estimate and the expected FP are summed in parallel chunks
+/// whose sums are added in order: the same values on every pool size (so a file's header
+/// never depends on the number of threads), and the plain filters, written straight from
+/// memory, write the same bytes as their atomic twins, streamed block by block.
+#[test]
+fn large_filters_sum_and_write_the_same_on_every_pool() {
+    let keys = SplitMix64(11).keys(300_000);
+    let bits = 1u64 << 27; // 16 MiB: the parallel threshold
+    let mut b = BlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
+    let mut s = SplitBlockBloomFilter::with_num_bits(bits)
+        .hashes(8)
+        .unwrap();
+    b.insert_batch(&keys);
+    s.insert_batch(&keys);
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            (
+                [
+                    b.estimated_len().to_bits(),
+                    b.expected_false_pos().to_bits(),
+                    s.estimated_len().to_bits(),
+                    s.expected_false_pos().to_bits(),
+                ],
+                b.to_bytes(),
+                s.to_bytes(),
+            )
+        })
+    };
+    let (sums, bb, sb) = on(1);
+    for threads in [2, 7] {
+        let (other, obb, osb) = on(threads);
+        assert_eq!(sums, other, "{threads} threads");
+        assert!(obb == bb && osb == sb, "{threads} threads");
+    }
+    for est in [f64::from_bits(sums[0]), f64::from_bits(sums[2])] {
+        assert!((est / 300_000.0 - 1.0).abs() < 0.02, "{est}");
+    }
+    let mut out = Vec::new();
+    AtomicBlockedBloomFilter::from(b.clone())
+        .write_to(&mut out)
+        .unwrap();
+    assert!(out == bb);
+    out.clear();
+    AtomicSplitBlockBloomFilter::from(s.clone())
+        .write_to(&mut out)
+        .unwrap();
+    assert!(out == sb);
+    let back = BlockedBloomFilter::from_bytes(&bb).unwrap();
+    assert!(back == b);
+}
