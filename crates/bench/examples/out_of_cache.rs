@@ -9,7 +9,8 @@
 //! `n` random `u64` members at 10 bits per key (k = 7 blocked, 8 split-block), and for
 //! the counting comparison both filters sized for 1 %. Measures, median of 3 runs, ns/key:
 //! the physical floor (independent random 64-byte reads of a buffer of the filter's size),
-//! `insert_batch`, `contains_batch` (members, non-members), single-key `contains`,
+//! `insert_batch`, `contains_batch` (members, non-members), single-key `contains`, the
+//! blocked filter read back with `from_bytes` and queried again,
 //! sbbf-rs-safe and fastbloom single-key queries, and bulk loads (`par_insert_batch`:
 //! blocked partitioned and atomic, split-block partitioned) on pinned pools of 1 and 2
 //! threads, or of the comma-separated counts given second (a scaling curve on a larger
@@ -144,6 +145,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &t,
         f0,
     );
+    // Read back from its bytes, the filter must be as fast as the one built in place (its
+    // memory is allocated the same way: huge pages, filled on every thread).
+    let bytes = blocked.to_bytes();
+    let mut loads = Vec::with_capacity(REPS);
+    let mut loaded = None;
+    for _ in 0..REPS {
+        let started = std::time::Instant::now();
+        let f = BlockedBloomFilter::from_bytes(black_box(&bytes))
+            .map_err(|e| BenchError::Config(e.to_string()))?;
+        loads.push(started.elapsed().as_secs_f64());
+        loaded = Some(f);
+    }
+    loads.sort_by(f64::total_cmp);
+    let loaded = loaded.ok_or_else(|| BenchError::Config("no load ran".into()))?;
+    check("blocked from_bytes", loaded == blocked)?;
+    println!(
+        "| `BlockedBloomFilter::from_bytes` of those {} MB (wall, median) | {:.0} ms | |",
+        bytes.len() / 1_000_000,
+        loads[loads.len() / 2] * 1e3
+    );
+    drop(bytes);
+    let t = time_batch("blocked", members, Some(q), |k, o| {
+        loaded.contains_batch(k, o).expect("lengths match")
+    })?;
+    row(
+        "`BlockedBloomFilter::contains_batch` of that copy, members",
+        &t,
+        f0,
+    );
+    drop(loaded);
 
     let empty = || {
         SplitBlockBloomFilter::with_num_bits(bits)

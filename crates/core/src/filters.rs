@@ -508,8 +508,20 @@ macro_rules! block_filters {
                 if header.num_bits / 8 != payload.len() as u64 {
                     return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
                 }
-                let blocks = payload.chunks_exact(<$L>::BLOCK_BYTES).map(<$L>::read_block_le).collect();
-                Self::from_blocks(blocks, header.num_hashes, hasher)
+                crate::raw::check_hashes::<$L>(header.num_hashes)?;
+                let size = <$L>::BLOCK_BYTES;
+                let blocks = crate::raw::alloc_blocks_with::<$Block>(
+                    payload.len() as u64 / size as u64,
+                    <$L>::MAX_BLOCKS,
+                    |first, chunk| {
+                        let bytes = &payload[first * size..(first + chunk.len()) * size];
+                        for (block, b) in chunk.iter_mut().zip(bytes.chunks_exact(size)) {
+                            *block = <$L>::read_block_le(b);
+                        }
+                    },
+                )?;
+                let raw = RawBlocks { blocks, k: header.num_hashes, backend: Backend::detect() };
+                Ok(Self { raw, hasher })
             }
         }
 

@@ -75,6 +75,29 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) })
 }
 
+/// [`alloc_blocks`], then `fill(first, chunk)` over the blocks in chunks of a huge page
+/// (`first`: the chunk's first index), on every thread of the current rayon pool from
+/// [`crate::memory::PARALLEL_FILL_MIN_BYTES`] on: a filter read back from bytes lands on
+/// huge pages like a new one, and large ones are copied in parallel.
+pub(crate) fn alloc_blocks_with<B: ZeroInit + Send>(
+    n: u64,
+    max: u64,
+    fill: impl Fn(usize, &mut [B]) + Sync,
+) -> Result<Box<[B]>> {
+    use rayon::prelude::*;
+    let mut blocks = alloc_blocks::<B>(n, max)?;
+    if core::mem::size_of_val(&*blocks) >= crate::memory::PARALLEL_FILL_MIN_BYTES {
+        let per = ((2 << 20) / core::mem::size_of::<B>()).max(1);
+        blocks
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(c, chunk)| fill(c * per, chunk));
+    } else {
+        fill(0, &mut blocks);
+    }
+    Ok(blocks)
+}
+
 /// Plain (non-atomic) blocks of layout `L` with `k` probes.
 pub(crate) struct RawBlocks<L: Layout> {
     pub(crate) blocks: Box<[L::Block]>,
