@@ -583,15 +583,21 @@ impl<S: PersistentHasher> StandardBloomFilter<S> {
                 reason: "payload length does not match the bit count",
             });
         }
-        let words = payload
-            .chunks_exact(8)
-            .map(|b| {
-                let mut x = [0u8; 8];
-                x.copy_from_slice(b);
-                u64::from_le_bytes(x)
-            })
-            .collect();
-        Self::from_words(words, header.num_bits, header.num_hashes, hasher)
+        // Allocated like a new filter's words (huge pages, filled on every thread when
+        // large); the count is the input's, never a header field.
+        let words = crate::raw::alloc_blocks_with::<u64>(
+            payload.len() as u64 / 8,
+            u64::MAX,
+            |first, chunk| {
+                let bytes = &payload[first * 8..(first + chunk.len()) * 8];
+                for (w, b) in chunk.iter_mut().zip(bytes.chunks_exact(8)) {
+                    let mut x = [0u8; 8];
+                    x.copy_from_slice(b);
+                    *w = u64::from_le_bytes(x);
+                }
+            },
+        )?;
+        Self::from_words(words.into_vec(), header.num_bits, header.num_hashes, hasher)
     }
 }
 

@@ -575,3 +575,33 @@ fn large_filters_sum_and_write_the_same_on_every_pool() {
     let back = BlockedBloomFilter::from_bytes(&bb).unwrap();
     assert!(back == b);
 }
+
+/// From 16 MiB on, `from_bytes` fills a block or standard filter's memory on every thread
+/// of the pool in huge-page-sized chunks (a last partial chunk included): the copy equals
+/// the original on every pool size.
+#[test]
+fn large_filters_read_back_the_same_on_every_pool() {
+    let keys = SplitMix64(12).keys(50_000);
+    let mut st = StandardBloomFilter::with_num_bits((1u64 << 27) + 77)
+        .hashes(5)
+        .unwrap();
+    st.insert_batch(&keys);
+    let mut b = BlockedBloomFilter::with_num_bits((1u64 << 27) + 512 * 9)
+        .hashes(6)
+        .unwrap();
+    b.insert_batch(&keys);
+    let (stb, bb) = (st.to_bytes(), b.to_bytes());
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let (st2, b2) = pool.install(|| {
+            (
+                StandardBloomFilter::from_bytes(&stb).unwrap(),
+                BlockedBloomFilter::from_bytes(&bb).unwrap(),
+            )
+        });
+        assert!(st2 == st && b2 == b, "{threads} threads");
+    }
+}

@@ -138,13 +138,29 @@ impl<S: PersistentHasher> CountingBloomFilter<S> {
         if lines.checked_mul(64) != Some(payload.len() as u64) {
             return Err(corrupt("payload length does not match the counter count"));
         }
-        // Sized by the input actually present (checked above), never by a header field.
-        let lines: Vec<CounterLine> = payload
-            .chunks_exact(64)
-            .map(|line| CounterLine {
-                words: core::array::from_fn(|i| format::u64_at(line, 8 * i)),
-            })
-            .collect();
+        // Sized by the input actually present (checked above), never by a header field;
+        // allocated like a new table (huge pages, filled on every thread when large), then
+        // the lines copied in by the pool's threads.
+        let n = payload.len() / 64;
+        let mut lines = bloomforge_core::memory::try_vec_filled(n, CounterLine::default())
+            .map_err(|_| bloomforge_core::Error::AllocationFailed {
+                bytes: payload.len(),
+            })?;
+        let read = |lines: &mut [CounterLine], bytes: &[u8]| {
+            for (dst, line) in lines.iter_mut().zip(bytes.chunks_exact(64)) {
+                dst.words = core::array::from_fn(|i| format::u64_at(line, 8 * i));
+            }
+        };
+        if payload.len() >= bloomforge_core::memory::PARALLEL_FILL_MIN_BYTES {
+            use rayon::prelude::*;
+            const PER: usize = (2 << 20) / 64;
+            lines
+                .par_chunks_mut(PER)
+                .zip(payload.par_chunks(PER * 64))
+                .for_each(|(dst, bytes)| read(dst, bytes));
+        } else {
+            read(&mut lines, payload);
+        }
         let mut f =
             Self::from_lines(layout, lines, counters, header.num_hashes, hasher).map_err(|e| {
                 match e {

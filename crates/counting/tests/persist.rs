@@ -255,3 +255,29 @@ fn serde_round_trip() {
     let json = serde_json::to_string(&keyed).unwrap();
     assert!(serde_json::from_str::<CountingBloomFilter<KeyedHasher>>(&json).is_err());
 }
+
+/// From 16 MiB on a table is read back on every thread of the pool, in huge-page-sized
+/// chunks: the copy equals the original, on a one-thread pool and on several, for both
+/// layouts (a last partial chunk included).
+#[test]
+fn large_tables_round_trip_on_every_pool() {
+    for (layout, counters) in [
+        (CounterLayout::Blocked, (1u64 << 25) + 128 * 7),
+        (CounterLayout::Standard, (1u64 << 25) + 1001),
+    ] {
+        let f = filled(layout, counters);
+        let bytes = f.to_bytes();
+        assert!(bytes.len() > 16 << 20);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let back = pool
+                .install(|| CountingBloomFilter::from_bytes(&bytes))
+                .unwrap();
+            assert!(back == f, "{layout:?}, {threads} threads");
+            assert_eq!(back.to_bytes(), bytes);
+        }
+    }
+}
