@@ -107,8 +107,17 @@ pub(crate) struct RawBlocks<L: Layout> {
 
 impl<L: Layout> Clone for RawBlocks<L> {
     fn clone(&self) -> Self {
+        // Allocated like a new filter (huge pages, copied by the pool from 16 MiB). On
+        // allocation failure this aborts, as `Box::clone` does.
+        let blocks =
+            alloc_blocks_with::<L::Block>(self.blocks.len() as u64, u64::MAX, |first, chunk| {
+                chunk.copy_from_slice(&self.blocks[first..first + chunk.len()]);
+            })
+            .unwrap_or_else(|_| {
+                std::alloc::handle_alloc_error(std::alloc::Layout::new::<L::Block>())
+            });
         Self {
-            blocks: self.blocks.clone(),
+            blocks,
             k: self.k,
             backend: self.backend,
         }

@@ -603,5 +603,7 @@ fn large_filters_read_back_the_same_on_every_pool() {
             )
         });
         assert!(st2 == st && b2 == b, "{threads} threads");
+        let copy = pool.install(|| b.clone());
+        assert!(copy == b, "clone, {threads} threads");
     }
 }
