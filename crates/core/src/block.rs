@@ -10,23 +10,6 @@ pub struct Block512 {
     pub words: [u64; 8],
 }
 
-/// A block type that is nothing but unsigned words: `repr(C)`, no padding, every bit
-/// pattern valid (what lets its bytes be viewed directly).
-///
-/// # Safety
-/// Implementors must be `repr(C)` structs of unsigned integer arrays whose size is a
-/// multiple of their alignment.
-pub(crate) unsafe trait PlainBlock: Copy {}
-
-// SAFETY: `repr(C, align(64))` over `[u64; 8]`: 64 bytes, align 64, no padding.
-unsafe impl PlainBlock for Block512 {}
-// SAFETY: `repr(C, align(32))` over `[u32; 8]`: 32 bytes, align 32, no padding.
-unsafe impl PlainBlock for Block256 {}
-const _: () = {
-    assert!(core::mem::size_of::<Block512>() == 64 && core::mem::align_of::<Block512>() == 64);
-    assert!(core::mem::size_of::<Block256>() == 32 && core::mem::align_of::<Block256>() == 32);
-};
-
 /// A 256-bit split block of a [`SplitBlockBloomFilter`](crate::SplitBlockBloomFilter):
 /// eight `u32` words, one probe bit per word (the Parquet SBBF block).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

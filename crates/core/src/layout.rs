@@ -393,8 +393,6 @@ impl<const N: usize> FillTable<N> {
 static FILL_32: std::sync::OnceLock<FillTable<33>> = std::sync::OnceLock::new();
 static FILL_512: std::sync::OnceLock<FillTable<513>> = std::sync::OnceLock::new();
 
-/// Keys that, inserted with `k` probes each into `bits` bits (32 or 512), leave `set` bits
-/// set in expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
 /// Blocks a task of [`sum_over_blocks`] sums (512 KiB to 1 MiB of filter).
 const SUM_CHUNK: usize = 1 << 14;
 
@@ -417,11 +415,11 @@ pub(crate) fn sum_over_blocks<B: Sync>(blocks: &[B], f: impl Fn(&B) -> f64 + Syn
 }
 
 /// The bytes of `blocks` on a little-endian target, where they are the serialized words.
-fn le_bytes<B: crate::block::PlainBlock>(blocks: &[B]) -> Option<&[u8]> {
+fn le_bytes<B: crate::raw::ZeroInit>(blocks: &[B]) -> Option<&[u8]> {
     if cfg!(target_endian = "little") {
-        // SAFETY: `PlainBlock` types are `repr(C)` arrays of unsigned words whose size is
-        // a multiple of their alignment (no padding byte), so every byte of the slice is
-        // initialised; the view borrows `blocks` immutably for its lifetime.
+        // SAFETY: `ZeroInit` types are integers or `repr(C)` arrays of them without
+        // padding bytes, so every byte of the slice is initialised; the view borrows
+        // `blocks` immutably for its lifetime.
         Some(unsafe {
             core::slice::from_raw_parts(
                 blocks.as_ptr().cast::<u8>(),
@@ -433,6 +431,8 @@ fn le_bytes<B: crate::block::PlainBlock>(blocks: &[B]) -> Option<&[u8]> {
     }
 }
 
+/// Keys that, inserted with `k` probes each into `bits` bits (32 or 512), leave `set` bits
+/// set in expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
 #[inline]
 fn fill_to_keys(set: u32, bits: u32, k: u32) -> f64 {
     let (ln_free, ln_one) = match bits {
