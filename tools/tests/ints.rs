@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod support;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))
 }
@@ -440,7 +442,6 @@ fn help_has_examples() {
 #[cfg(unix)]
 #[test]
 fn unique_interrupted_while_spilled_removes_its_temp_files() {
-    use std::io::Read;
     let d = Dir::new();
     // ~600k values over the whole domain (few repeats): ~6.6 MB of output, far more than
     // the output buffer and a pipe hold.
@@ -456,7 +457,7 @@ fn unique_interrupted_while_spilled_removes_its_temp_files() {
     let input = d.file("v.u32", &bytes);
     let temp = d.0.path().join("tmp");
     std::fs::create_dir(&temp).unwrap();
-    let mut child = bin()
+    let child = bin()
         .args(["ints", "unique", "--format", "u32le", "--memory", "40M"])
         .arg("--temp-dir")
         .arg(&temp)
@@ -466,37 +467,5 @@ fn unique_interrupted_while_spilled_removes_its_temp_files() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 4096];
-    assert!(
-        stdout.read(&mut first).unwrap() > 0,
-        "no output before the signal"
-    );
-    assert_eq!(
-        std::fs::read_dir(&temp).unwrap().count(),
-        1,
-        "the run's temporary directory exists"
-    );
-    let st = Command::new("sh")
-        .arg("-c")
-        .arg(format!("kill -s INT {}", child.id()))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    drop(stdout);
-    assert_eq!(status.code(), Some(130), "{status:?} {err}");
-    assert!(
-        err.contains("interrupted; temporary files removed"),
-        "{err}"
-    );
-    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
-    assert!(left.is_empty(), "left {left:?}");
+    support::interrupt_mid_output(child, &temp, "INT");
 }

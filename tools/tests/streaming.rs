@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+mod support;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))
 }
@@ -692,7 +694,6 @@ fn all_common(d: &std::path::Path, lines: usize) -> (PathBuf, PathBuf) {
 
 #[test]
 fn common_exact_interrupted_by_sigint_or_sigterm_removes_its_temp_files() {
-    use std::io::Read;
     let d = dir("signal");
     // ~6 MB of common lines: far more than the output buffer (1 MiB) and a pipe (64 KiB
     // by default, 1 MiB at most), so the run cannot finish while its stdout is not read.
@@ -700,7 +701,7 @@ fn common_exact_interrupted_by_sigint_or_sigterm_removes_its_temp_files() {
     for signal in ["INT", "TERM"] {
         let temp = d.join(format!("tmp-{signal}"));
         std::fs::create_dir_all(&temp).unwrap();
-        let mut child = bin()
+        let child = bin()
             .args([os("common"), os("--exact"), os("--memory"), os("256K")])
             .arg("--temp-dir")
             .arg(&temp)
@@ -712,37 +713,7 @@ fn common_exact_interrupted_by_sigint_or_sigterm_removes_its_temp_files() {
             .unwrap();
         // The first output bytes mean pass 3 is under way (partitions on disk); from here
         // the command blocks on its stdout, which is no longer read, until the signal.
-        let mut stdout = child.stdout.take().unwrap();
-        let mut first = [0u8; 4096];
-        let n = stdout.read(&mut first).unwrap();
-        assert!(n > 0, "no output before the signal");
-        assert_eq!(
-            std::fs::read_dir(&temp).unwrap().count(),
-            1,
-            "the run's temporary directory exists"
-        );
-        let st = Command::new("sh")
-            .arg("-c")
-            .arg(format!("kill -s {signal} {}", child.id()))
-            .status()
-            .unwrap();
-        assert!(st.success(), "kill -s {signal}");
-        let status = child.wait().unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        drop(stdout);
-        assert_eq!(status.code(), Some(130), "SIG{signal}: {status:?} {err}");
-        assert!(
-            err.contains("interrupted; temporary files removed"),
-            "{err}"
-        );
-        let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
-        assert!(left.is_empty(), "SIG{signal}: left {left:?}");
+        support::interrupt_mid_output(child, &temp, signal);
     }
     let _ = std::fs::remove_dir_all(&d);
 }

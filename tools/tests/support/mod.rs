@@ -2,6 +2,9 @@
 //! when the binary exits (on Unix; set `BLOOMFORGE_KEEP_TEST_DIR` to keep it, e.g. to
 //! look at a failed test's files).
 
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -37,4 +40,46 @@ fn dir(suite: &str) -> &'static Path {
 /// The path of file `name` in this test binary's directory (see [`dir`]).
 pub fn tmp_in(suite: &str, name: &str) -> PathBuf {
     dir(suite).join(name)
+}
+
+/// Sends `signal` (`INT`, `TERM`) to `child`, spawned with piped stdout and stderr and
+/// writing more than a pipe holds, once its first output has arrived while its temporary
+/// directory under `temp` exists; then checks that it stops with status 130, says it
+/// removed its temporary files, and left `temp` empty.
+#[cfg(unix)]
+pub fn interrupt_mid_output(mut child: std::process::Child, temp: &Path, signal: &str) {
+    use std::io::Read;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 4096];
+    assert!(
+        stdout.read(&mut first).unwrap() > 0,
+        "no output before the signal"
+    );
+    assert_eq!(
+        std::fs::read_dir(temp).unwrap().count(),
+        1,
+        "the run's temporary directory exists"
+    );
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -s {signal} {}", child.id()))
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -s {signal}");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    drop(stdout);
+    assert_eq!(status.code(), Some(130), "SIG{signal}: {status:?} {err}");
+    assert!(
+        err.contains("interrupted; temporary files removed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(temp).unwrap().collect();
+    assert!(left.is_empty(), "SIG{signal}: left {left:?}");
 }
