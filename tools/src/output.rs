@@ -19,9 +19,149 @@ pub(crate) fn replace_filter(path: &Path, filter: &AnyFilter) -> Result<()> {
 }
 
 fn serialize(filter: &AnyFilter, file: &mut File) -> std::io::Result<()> {
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    filter.write_to(&mut w).map_err(std::io::Error::other)?;
-    w.flush()
+    let bytes = filter.memory_bits() / 8;
+    if bytes >= DIRECT_MIN_BYTES {
+        let mut w = DirectWriter::new(file);
+        filter.write_to(&mut w).map_err(std::io::Error::other)?;
+        w.finish()
+    } else {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        filter.write_to(&mut w).map_err(std::io::Error::other)?;
+        w.flush()
+    }
+}
+
+/// Filters from this size on are written past the page cache (see [`DirectWriter`]).
+const DIRECT_MIN_BYTES: u64 = 16 << 20;
+
+/// The size of a direct write, a multiple of every device's block size.
+const DIRECT_CHUNK: usize = 2 << 20;
+
+/// The alignment of the buffer, the file offsets and the lengths of direct writes.
+const DIRECT_ALIGN: usize = 4096;
+
+/// Writes a large file with `O_DIRECT` where the platform and the file system allow it,
+/// through one aligned buffer of [`DIRECT_CHUNK`] bytes; the tail that does not fill a
+/// whole chunk is written through the page cache.
+///
+/// Written by hand because it pays for the tool's main job: a buffered write puts every
+/// byte of a filter into freshly allocated page-cache pages before the `fsync` sends them
+/// to the disk, and allocating them is what costs. On the 2-core VM of the README a
+/// 124 MB filter took 0.30-0.33 s to `write` into cold page-cache pages (`dd bs=4M
+/// conv=fsync` the same), against 0.04-0.05 s direct, synced in both cases (`dd
+/// oflag=direct`). The data reaches the disk either way, since every output is synced
+/// before it is renamed into place. Where `O_DIRECT` is refused (a file system without
+/// it, an alignment the device does not accept: `EINVAL`), the writer goes on through the
+/// page cache from the same offset.
+struct DirectWriter<'a> {
+    file: &'a mut File,
+    /// `DIRECT_CHUNK + DIRECT_ALIGN` bytes, used from the aligned offset `start`.
+    buf: Vec<u8>,
+    start: usize,
+    filled: usize,
+    direct: bool,
+}
+
+impl<'a> DirectWriter<'a> {
+    fn new(file: &'a mut File) -> Self {
+        let buf = vec![0u8; DIRECT_CHUNK + DIRECT_ALIGN];
+        let start = buf.as_ptr().align_offset(DIRECT_ALIGN);
+        let direct = set_direct(file, true).is_ok();
+        DirectWriter {
+            file,
+            buf,
+            start,
+            filled: 0,
+            direct,
+        }
+    }
+
+    /// Writes the buffer's whole chunk (direct while allowed) and empties it.
+    fn write_chunk(&mut self) -> std::io::Result<()> {
+        let chunk = &self.buf[self.start..self.start + self.filled];
+        let mut done = 0;
+        while done < chunk.len() {
+            match self.file.write(&chunk[done..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A refused direct write moved nothing: go on buffered from here.
+                Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
+                    set_direct(self.file, false)?;
+                    self.direct = false;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.filled = 0;
+        Ok(())
+    }
+
+    /// Writes what is buffered (the tail through the page cache: its length need not be
+    /// aligned) and leaves the file in buffered mode.
+    fn finish(mut self) -> std::io::Result<()> {
+        if self.direct {
+            set_direct(self.file, false)?;
+            self.direct = false;
+        }
+        self.write_chunk()
+    }
+}
+
+impl Write for DirectWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.filled == DIRECT_CHUNK {
+            self.write_chunk()?;
+        }
+        let n = data.len().min(DIRECT_CHUNK - self.filled);
+        let at = self.start + self.filled;
+        self.buf[at..at + n].copy_from_slice(&data[..n]);
+        self.filled += n;
+        Ok(n)
+    }
+
+    /// Buffered bytes stay until a chunk is full or [`DirectWriter::finish`]: a direct
+    /// write of a partial chunk would leave the file offset unaligned.
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+const EINVAL: i32 = libc::EINVAL;
+#[cfg(not(target_os = "linux"))]
+const EINVAL: i32 = 22;
+
+/// Turns `O_DIRECT` on or off for `file`.
+#[cfg(target_os = "linux")]
+fn set_direct(file: &File, on: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fcntl` with F_GETFL / F_SETFL reads and sets the status flags of a file
+    // descriptor that `file` keeps open for the duration of the call.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let flags = if on {
+        flags | libc::O_DIRECT
+    } else {
+        flags & !libc::O_DIRECT
+    };
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_direct(_file: &File, on: bool) -> std::io::Result<()> {
+    if on {
+        Err(std::io::ErrorKind::Unsupported.into())
+    } else {
+        Ok(())
+    }
 }
 
 /// Writes `path` with `body`: an existing regular file is replaced as by [`replace_file`],
@@ -103,4 +243,76 @@ fn write_via_temporary(
     }
     crate::cleanup::unregister(&tmp);
     result.map_err(|e| CliError::io(shown, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bloomforge_core::BlockedBloomFilter;
+
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 + i / 4093) as u8).collect()
+    }
+
+    /// `data` written through a [`DirectWriter`] in `piece`-byte writes; `misalign`
+    /// moves its buffer off the alignment, so a direct write is refused (`EINVAL`) where
+    /// the file system checks it and the writer goes on through the page cache.
+    fn written_direct(data: &[u8], piece: usize, misalign: bool) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut file = File::create(&path).unwrap();
+        let mut w = DirectWriter::new(&mut file);
+        if misalign {
+            w.start += 1;
+        }
+        for c in data.chunks(piece) {
+            w.write_all(c).unwrap();
+        }
+        w.flush().unwrap();
+        w.finish().unwrap();
+        file.sync_all().unwrap();
+        drop(file);
+        std::fs::read(&path).unwrap()
+    }
+
+    #[test]
+    fn direct_writes_give_the_same_bytes_at_every_length() {
+        let c = DIRECT_CHUNK;
+        for len in [0, 1, 4095, 4096, 4097, c - 1, c, c + 1, 3 * c + 12345] {
+            let data = pattern(len);
+            for piece in [1000, 4096, c + 7, usize::MAX] {
+                if piece == 1000 && len > c + 1 {
+                    continue; // slow for nothing new
+                }
+                for misalign in [false, true] {
+                    assert!(
+                        written_direct(&data, piece, misalign) == data,
+                        "{len} bytes in {piece}-byte writes, misaligned: {misalign}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn large_filters_are_written_past_the_page_cache_with_the_same_bytes() {
+        let mut f = BlockedBloomFilter::with_num_bits((DIRECT_MIN_BYTES * 8) + 12_345)
+            .hashes(7)
+            .unwrap();
+        for i in 0..100_000u64 {
+            f.insert(&i);
+        }
+        let mut expected = Vec::new();
+        f.write_to(&mut expected).unwrap();
+        let filter = AnyFilter::Blocked(f);
+        assert!(filter.memory_bits() / 8 >= DIRECT_MIN_BYTES);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bloom");
+        write_filter(&path, &filter).unwrap();
+        assert!(std::fs::read(&path).unwrap() == expected);
+        // Replaced in place too, and nothing else is left in the directory.
+        replace_filter(&path, &filter).unwrap();
+        assert!(std::fs::read(&path).unwrap() == expected);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
 }
