@@ -387,8 +387,8 @@ impl AnyFilter {
 
     /// Inserts every key of a memory-mapped file: each window's pieces are split and
     /// hashed on a pool (with a copy of the filter's hasher) while the window before is
-    /// inserted: by the calling thread alone (blocked and split-block filters below 4
-    /// threads), by one task per range of the filter (blocked and split-block from 4
+    /// inserted: by the calling thread alone, which then helps hash the next window's
+    /// pieces (blocked and split-block filters below 4 threads), by one task per range of the filter (blocked and split-block from 4
     /// threads: [`insert_mapped_split`](Self::insert_mapped_split)), or as
     /// [`AnyFilter::insert_block`] does (the other kinds); with one thread the calling
     /// thread splits, hashes and inserts each window in turn. Returns the number of keys.
@@ -402,7 +402,10 @@ impl AnyFilter {
         let name = mapped.name().to_string();
         let mut total = 0u64;
         // Below 4 threads this (the calling) thread inserts blocked and split-block windows
-        // alone while a pool of one thread fewer splits and hashes the next one. Splitting
+        // alone while a pool of one thread fewer splits and hashes the next one; once its
+        // insert is done it hashes that window's unclaimed pieces too ([`Workers::Pool`]:
+        // on 2 cores the insert takes less time than the hashing, and this thread waited
+        // for the difference: 1.37-1.48 s without helping against 1.15-1.18 s). Splitting
         // the insert over the pool and hashing on all threads measured slower on 2 cores
         // (100M URLs, 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s;
         // the calling thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and
