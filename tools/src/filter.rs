@@ -388,8 +388,9 @@ impl AnyFilter {
     /// Inserts every key of a memory-mapped file: each window's pieces are split and
     /// hashed on a pool (with a copy of the filter's hasher) while the window before is
     /// inserted: by the calling thread alone, which then helps hash the next window's
-    /// pieces (blocked and split-block filters below 4 threads), by one task per range of the filter (blocked and split-block from 4
-    /// threads: [`insert_mapped_split`](Self::insert_mapped_split)), or as
+    /// pieces (blocked and split-block filters below 4 threads), by one task per range of
+    /// the filter (blocked and split-block from 4 threads:
+    /// [`insert_mapped_split`](Self::insert_mapped_split)), or as
     /// [`AnyFilter::insert_block`] does (the other kinds); with one thread the calling
     /// thread splits, hashes and inserts each window in turn. Returns the number of keys.
     pub(crate) fn insert_mapped(

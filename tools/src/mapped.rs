@@ -5,7 +5,8 @@
 //! path instead: the file is mapped read-only, walked in windows of [`WINDOW_BYTES`] cut at
 //! line ends, and each window is cut again into pieces at line ends that rayon tasks split
 //! and hash (and probe) in parallel, while the calling thread inserts or prints the window
-//! before. No byte is copied, and no thread is left to split lines while the others wait.
+//! before (and, beside a pool of its own, works the next window's unclaimed pieces once it
+//! is done). No byte is copied, and no thread is left to split lines while the others wait.
 //!
 //! Memory: the pages of a window count in the resident set while it is processed; once a
 //! window is done its whole pages are released (`madvise(MADV_DONTNEED)`: the mapping is
@@ -126,8 +127,9 @@ impl MappedInput {
     /// threads of `workers`' pool for each piece of a window (a few per thread, cut at
     /// line ends), while `consume` runs on the calling thread for the window before, with
     /// its pieces' results in order. ([`Workers::Caller`]: one window at a time, each one
-    /// piece, both run on the calling thread.) Windows are consumed in file order; a window's whole pages are
-    /// released once it is consumed. `consume` returns the window's number of keys, which
+    /// piece, both run on the calling thread. [`Workers::Pool`]: the calling thread also
+    /// works the unclaimed pieces of the window it waits for.) Windows are consumed in file
+    /// order; a window's whole pages are released once it is consumed. `consume` returns the window's number of keys, which
     /// sizes later windows.
     ///
     /// Compared with one window at a time (pieces, then a wait for the last one, then the
@@ -174,7 +176,7 @@ impl MappedInput {
                 self.pieces.get(i).map(|p| (i, *p))
             }
         }
-        /// A window whose pieces are on the pool.
+        /// A window whose pieces are on the pool (or, helping, partly on this thread).
         struct InFlight<'m, T> {
             window: Window<'m>,
             pieces: Arc<Pieces<'m>>,
@@ -248,7 +250,9 @@ impl MappedInput {
                     return Ok(());
                 };
                 if front.left > 0 {
-                    // Helping: the oldest window's unclaimed piece first, else the next's.
+                    // Helping: an unclaimed piece of the oldest window, else wait for a
+                    // result (also taking the next window's pieces measured slower: it
+                    // delays this thread's `consume`).
                     let claimed = help
                         .then(|| front.pieces.claim().map(|(i, p)| (0, i, p)))
                         .flatten();
@@ -701,7 +705,9 @@ mod tests {
             // before that must be worked by the caller, or the walk would never end.
             let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
             pool.spawn(move || {
-                let _ = release_rx.recv();
+                // Bounded, so that a failed assertion below (which leaves the scope
+                // waiting for this pool's tasks) ends as a failure, not a hang.
+                let _ = release_rx.recv_timeout(std::time::Duration::from_secs(30));
             });
             let caller = std::thread::current().id();
             let mut m = mapped_file(&dir, &data);
@@ -735,8 +741,9 @@ mod tests {
 
     #[test]
     fn a_panicking_piece_panics_the_walk_instead_of_hanging() {
-        // The global pool, and a pool of one thread that the caller helps (the panic can
-        // then be the caller's own).
+        // The global pool, and a pool of one thread that the caller helps: that thread is
+        // held until the bad piece is reached, so the caller works it and the panic is the
+        // caller's own.
         for helped in [false, true] {
             let (done_tx, done_rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
@@ -749,29 +756,44 @@ mod tests {
                     .num_threads(1)
                     .build()
                     .unwrap();
+                let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
                 let workers = if helped {
+                    pool.spawn(move || {
+                        let _ = release_rx.recv_timeout(std::time::Duration::from_secs(30));
+                    });
                     Workers::Pool(&pool)
                 } else {
                     Workers::Global
                 };
+                let caller = std::thread::current().id();
                 let walk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     m.for_each_window(
                         workers,
                         |piece| {
-                            assert!(memchr::memmem::find(piece, b"boom").is_none(), "boom");
+                            if memchr::memmem::find(piece, b"boom").is_some() {
+                                let _ = release_tx.send(());
+                                if helped {
+                                    assert_eq!(std::thread::current().id(), caller);
+                                }
+                                panic!("boom");
+                            }
                             piece.len()
                         },
                         |_, _| Ok(1 << 16),
                     )
                 }));
-                let _ = done_tx.send(walk.is_err());
+                let message = walk
+                    .err()
+                    .and_then(|p| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                let _ = done_tx.send(message);
             });
-            let panicked = done_rx
+            let message = done_rx
                 .recv_timeout(std::time::Duration::from_secs(60))
                 .expect("the walk hung after a task panicked");
-            assert!(
-                panicked,
-                "the task's panic was not raised (helped: {helped})"
+            assert_eq!(
+                message.as_deref(),
+                Some("boom"),
+                "the piece's panic was not raised (helped: {helped})"
             );
         }
     }
