@@ -114,7 +114,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(buf);
     let f0 = floor.ns_per_key;
     row(
-        "floor: independent random 64-byte reads (prefetched 32 ahead), same size",
+        &format!(
+            "floor: independent random 64-byte reads (prefetched {} ahead), same size",
+            bloomforge_core::batch::PREFETCH_AHEAD
+        ),
         &floor,
         f0,
     );

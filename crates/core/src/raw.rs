@@ -218,7 +218,10 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     // 125 MB, nine interleaved runs), the same at 37.5 MB, and ~7 % slower on a 1.2 MB
     // filter (8.6 against 8.1), hence the size gate. Split-block inserts (a few
     // instructions) showed no gain, nor do blocked inserts whose kernel builds the mask in
-    // a few vector ops (AVX-512: `Kernel::GROUPED_BLOCKED_INSERT`).
+    // a few vector ops (AVX-512: `Kernel::GROUPED_BLOCKED_INSERT`). Those runs had
+    // PREFETCH_AHEAD = 32 (groups of 16); at 128 (groups of 64) the AVX2 kernel's grouped
+    // insert measured 7.5-7.6 ns/key on the Zen 5 of the README against 9.8-9.9 at 32
+    // (100M keys, two alternated runs each).
     const GROUP: usize = PREFETCH_AHEAD / 2;
     let bytes = blocks
         .len()

@@ -58,7 +58,7 @@
 //! counters of a line are the 64 byte lanes of one register; a key's update is two masked
 //! byte adds), else an AVX2 kernel (the same byte-lane arithmetic on two 256-bit halves),
 //! chosen at run time once per process, with a portable kernel (the test oracle)
-//! everywhere else; batch calls hash and prefetch 32 keys ahead.
+//! everywhere else; batch calls hash and prefetch `PREFETCH_AHEAD` (128) keys ahead.
 
 #![warn(missing_docs)]
 
