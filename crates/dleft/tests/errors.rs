@@ -473,3 +473,44 @@ fn failed_remove_batch_restores_freed_cells() {
         }
     }
 }
+
+/// Tables from 12 MiB on prefetch 64 keys ahead in their batch loops (8 below): batches
+/// there still equal the keys one by one, on every backend, including batches shorter
+/// than that distance.
+#[test]
+fn batches_of_a_large_table_equal_one_by_one() {
+    let members = keys(41, 200_000);
+    let others = keys(42, 50_000);
+    common::assert_disjoint(&members, &others);
+    for backend in Backend::available() {
+        let mut batch = DLeftCountingBloomFilter::with_false_pos(0.01)
+            .expected_items(5_000_000)
+            .unwrap();
+        assert!(
+            batch.allocated_bytes() >= 12 << 20,
+            "{}",
+            batch.allocated_bytes()
+        );
+        batch.set_backend(backend).unwrap();
+        let mut single = batch.clone();
+        batch.insert_batch(&members[..30]).unwrap();
+        batch.insert_batch(&members[30..]).unwrap();
+        for k in &members {
+            single.insert(k).unwrap();
+        }
+        assert!(batch.to_bytes() == single.to_bytes(), "{backend:?}");
+        let queries: Vec<u64> = members.iter().chain(&others).copied().collect();
+        let mut out = vec![false; queries.len()];
+        batch.contains_batch(&queries, &mut out).unwrap();
+        assert!(queries
+            .iter()
+            .zip(&out)
+            .all(|(k, &b)| b == single.contains(k)));
+        assert!(out[..members.len()].iter().all(|&b| b));
+        batch.remove_batch(&members[..100_000]).unwrap();
+        for k in &members[..100_000] {
+            single.remove(k).unwrap();
+        }
+        assert!(batch.to_bytes() == single.to_bytes(), "{backend:?}");
+    }
+}
