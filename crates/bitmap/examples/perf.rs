@@ -19,6 +19,7 @@
 //! `par_sort_unstable`. Ratios compare rows on the same number of threads.
 
 use bloomforge_bitmap::{Backend, Bitmap, RangeBuckets, TwoBitmap};
+use bloomforge_core::batch::PREFETCH_AHEAD as AHEAD;
 use rayon::prelude::*;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -99,7 +100,8 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 
 /// The floor of the 2-bitmap load: one random read-modify-write of a byte per value in a
 /// lazily zeroed 1 GiB array (byte `v >> 2`: the byte the 2-bitmap touches), prefetched
-/// 16 ahead; on `threads` threads partitioned by high bits like the real load.
+/// as far ahead as the crate's batches (core's `PREFETCH_AHEAD`); on `threads` threads
+/// partitioned by high bits like the real load.
 fn rmw_floor(values: &[u32], threads: usize) -> u64 {
     let mut arr = lazy_zeroed_huge(1 << 30);
     let part = (1usize << 30) / threads;
@@ -109,7 +111,7 @@ fn rmw_floor(values: &[u32], threads: usize) -> u64 {
         let mut buf = Vec::with_capacity(1024);
         let flush = |buf: &mut Vec<u32>, chunk: &mut [u8]| {
             for i in 0..buf.len() {
-                if let Some(&a) = buf.get(i + 16) {
+                if let Some(&a) = buf.get(i + AHEAD) {
                     bloomforge_core::batch::prefetch(base.wrapping_add(a as usize));
                 }
                 let b = &mut chunk[buf[i] as usize];
@@ -148,12 +150,12 @@ fn lazy_zeroed_huge(n: usize) -> Vec<u8> {
 }
 
 /// The floor of `contains_batch`: one random 8-byte read per query in a 512 MiB array,
-/// prefetched 16 ahead.
+/// prefetched as far ahead as the crate's batches.
 fn read_floor(arr: &[u64], queries: &[u32]) -> u64 {
     let base = arr.as_ptr();
     let mut acc = 0u64;
     for (i, &q) in queries.iter().enumerate() {
-        if let Some(&a) = queries.get(i + 16) {
+        if let Some(&a) = queries.get(i + AHEAD) {
             bloomforge_core::batch::prefetch(base.wrapping_add((a >> 6) as usize));
         }
         acc = acc.wrapping_add(arr[(q >> 6) as usize] >> (q & 63) & 1);

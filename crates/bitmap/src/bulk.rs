@@ -11,8 +11,11 @@
 use bloomforge_core::batch::prefetch;
 use rayon::prelude::*;
 
-/// How many values ahead a batch prefetches.
-pub(crate) const AHEAD: usize = 16;
+/// How many values ahead a batch prefetches: core's distance for every filter's batch
+/// loop. 50M random `u32`, Zen 5, `examples/perf`, 16 / 64 / 128 ahead: the 2-bitmap's
+/// `insert_batch` into 1 GiB 9.9-10.0 / 5.4 / 4.9 ns a value, `contains_batch` of a
+/// 512 MiB bitmap 7.2 / 3.9 / 3.2 ns a query.
+pub(crate) const AHEAD: usize = bloomforge_core::batch::PREFETCH_AHEAD;
 
 /// Tables up to this many words (256 KiB, a quarter of a typical L2 cache) are updated
 /// without prefetching: they stay in cache, where a prefetch is only one more instruction
