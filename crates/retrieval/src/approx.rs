@@ -335,9 +335,15 @@ const fn line_shift<T>() -> u32 {
 }
 
 /// Keys hashed at a time by the batch operations.
-const BATCH: usize = 256;
-/// Keys ahead of the one applied whose cells are prefetched.
-const AHEAD: usize = 32;
+const BATCH: usize = 1024;
+/// Keys ahead of the one applied whose cells are prefetched: one line a key
+/// ([`CellLayout::Blocked`]) against `k` for subtables, which at 128 keys ahead would
+/// prefetch more lines than the L1 cache holds. Zen 5, 10M keys, count-min `u8`,
+/// `insert_batch` / `get_batch` ns/key at 32 and 128 keys ahead: blocked 9.8 / 9.6
+/// against 7.0 / 8.1; subtables (k = 6) 21.0 / 18.9 against 24.3 / 22.5.
+const AHEAD_BLOCKED: usize = 128;
+/// Keys ahead for [`CellLayout::Subtables`] (see [`AHEAD_BLOCKED`]).
+const AHEAD_SUBTABLES: usize = 32;
 
 /// A count-min sketch: [`CompactApproximator`] over [`SumLattice`].
 pub type CountMin<T> = CompactApproximator<SumLattice<T>>;
@@ -657,11 +663,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 *h = self.hasher.hash_one(k);
             }
             let hs = &hashes[..block.len()];
-            for &h in hs.iter().take(AHEAD) {
+            let ahead = self.batch_ahead();
+            for &h in hs.iter().take(ahead) {
                 self.prefetch(h);
             }
             for (i, (&h, (_, v))) in hs.iter().zip(block).enumerate() {
-                if let Some(&next) = hs.get(i + AHEAD) {
+                if let Some(&next) = hs.get(i + ahead) {
                     self.prefetch(next);
                 }
                 self.insert_hash(h, *v);
@@ -711,7 +718,17 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             |k| self.hasher.hash_one(k),
             |h| self.prefetch(h),
             |h| self.get_hash(h),
+            self.batch_ahead(),
         );
+    }
+
+    /// Keys ahead whose cells the batch loops prefetch ([`AHEAD_BLOCKED`]).
+    #[inline(always)]
+    fn batch_ahead(&self) -> usize {
+        match self.layout {
+            CellLayout::Blocked => AHEAD_BLOCKED,
+            CellLayout::Subtables => AHEAD_SUBTABLES,
+        }
     }
 
     #[inline(always)]

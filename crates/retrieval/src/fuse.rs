@@ -237,6 +237,7 @@ fn contains_batch_in<F: Fingerprint, K>(
         |k| peel::retry_hash(hash(k), attempt),
         |h| peel::fetch_cells(layout, h, &addr),
         |h| contains_in::<F>(layout, derivation, h, &cell),
+        peel::LOOKUP_AHEAD,
     );
     Ok(())
 }
