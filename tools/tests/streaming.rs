@@ -996,21 +996,9 @@ fn common_exact_keeps_a_signal_ignored_at_start_ignored() {
     assert!(n > 0, "no output before the signal");
     got.truncate(n);
     // Pass 3 is under way and blocked on stdout: a handled SIGHUP would end it with 130.
-    let st = Command::new("sh")
-        .arg("-c")
-        .arg(format!("kill -s HUP {}", child.id()))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    support::send_signal(&child, "HUP");
     stdout.read_to_end(&mut got).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = support::wait_with_stderr(&mut child);
     assert!(status.success(), "{status:?}: {err}");
     assert_eq!(lines_of(&got).len(), 150_000, "the whole answer");
     assert!(names(&temp).is_empty());

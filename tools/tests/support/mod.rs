@@ -5,6 +5,7 @@
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -48,7 +49,6 @@ pub fn tmp_in(suite: &str, name: &str) -> PathBuf {
 /// removed its temporary files, and left `temp` empty.
 #[cfg(unix)]
 pub fn interrupt_mid_output(mut child: std::process::Child, temp: &Path, signal: &str) {
-    use std::io::Read;
     let mut stdout = child.stdout.take().unwrap();
     let mut first = [0u8; 4096];
     assert!(
@@ -60,20 +60,8 @@ pub fn interrupt_mid_output(mut child: std::process::Child, temp: &Path, signal:
         1,
         "the run's temporary directory exists"
     );
-    let st = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("kill -s {signal} {}", child.id()))
-        .status()
-        .unwrap();
-    assert!(st.success(), "kill -s {signal}");
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    send_signal(&child, signal);
+    let (status, err) = wait_with_stderr(&mut child);
     drop(stdout);
     assert_eq!(status.code(), Some(130), "SIG{signal}: {status:?} {err}");
     assert!(
@@ -82,4 +70,27 @@ pub fn interrupt_mid_output(mut child: std::process::Child, temp: &Path, signal:
     );
     let left: Vec<_> = std::fs::read_dir(temp).unwrap().collect();
     assert!(left.is_empty(), "SIG{signal}: left {left:?}");
+}
+
+/// Sends `signal` (a name such as `INT` or `HUP`) to `child` with `kill -s`.
+pub fn send_signal(child: &std::process::Child, signal: &str) {
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -s {signal} {}", child.id()))
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -s {signal}");
+}
+
+/// Waits for `child` and reads what it wrote to its (piped) stderr.
+pub fn wait_with_stderr(child: &mut std::process::Child) -> (std::process::ExitStatus, String) {
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
 }
