@@ -29,6 +29,25 @@ mod sealed {
         /// The meet of the cells of the 64-byte `line` whose bit is set in `mask` (at
         /// least one) when `backend` has a kernel for it.
         fn meet_line(backend: Backend, op: LineMeet, line: &[Self], mask: u64) -> Option<Self>;
+        /// The meet of the cells of the 64-byte `line` at the first `k` probe positions of
+        /// `word` (`(word >> 6 j) & 63`) when a gather kernel exists for the cells and `k`.
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512F, BW and VBMI.
+        unsafe fn meet_probes(op: LineMeet, line: &[Self], word: u64, k: usize) -> Option<Self>;
+        /// Joins `value` into the cells of the 64-byte `line` at the first `k` probe
+        /// positions of `word` (each distinct cell once) when a kernel exists for the
+        /// cells and `k`; whether it did.
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512F, BW and VBMI.
+        unsafe fn join_probes(
+            op: LineJoin,
+            line: &mut [Self],
+            word: u64,
+            k: usize,
+            value: Self,
+        ) -> bool;
     }
 }
 pub(crate) use sealed::Sealed as LineCell;
@@ -91,6 +110,40 @@ pub trait Lattice {
         let _ = backend;
         meet_each::<Self>(line, mask)
     }
+
+    /// The meet of a blocked key's cells in a line of 64 cells, from their positions: the
+    /// first `k` 6-bit fields of `word`, `(word >> 6 j) & 63` (the positions
+    /// `meet_masked`'s mask is built from), when the lattice has a kernel that gathers
+    /// them; `None` (the default) sends the caller to `meet_masked`. This crate's lattices
+    /// on `u8` cells gather up to 8 positions with one `vpermb` and reduce 8 bytes instead
+    /// of the whole line, with the same result.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    #[inline(always)]
+    unsafe fn meet_probes(line: &[Self::Value], word: u64, k: usize) -> Option<Self::Value> {
+        let _ = (line, word, k);
+        None
+    }
+
+    /// Joins `value` into a blocked key's cells in a line of 64 cells from their positions
+    /// (as [`meet_probes`](Self::meet_probes)), each distinct cell once, when the lattice
+    /// has a kernel for it; whether it did (`false`, the default, sends the caller to
+    /// `join_masked`). This crate's lattices on `u8` cells build the line's mask from up
+    /// to 8 positions in vector registers, without the scalar loop over the probes.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    #[inline(always)]
+    unsafe fn join_probes(
+        line: &mut [Self::Value],
+        word: u64,
+        k: usize,
+        value: Self::Value,
+    ) -> bool {
+        let _ = (line, word, k, value);
+        false
+    }
 }
 
 /// The scalar join: `value` into each cell of `line` whose bit is set in `mask`, once.
@@ -121,6 +174,16 @@ macro_rules! line_ops_with {
         fn meet_masked(backend: Backend, line: &[T], mask: u64) -> T {
             T::meet_line(backend, $meet, line, mask)
                 .unwrap_or_else(|| meet_each::<Self>(line, mask))
+        }
+        #[inline(always)]
+        unsafe fn meet_probes(line: &[T], word: u64, k: usize) -> Option<T> {
+            // SAFETY: forwarded from the caller.
+            unsafe { T::meet_probes($meet, line, word, k) }
+        }
+        #[inline(always)]
+        unsafe fn join_probes(line: &mut [T], word: u64, k: usize, value: T) -> bool {
+            // SAFETY: forwarded from the caller.
+            unsafe { T::join_probes($join, line, word, k, value) }
         }
     };
 }
@@ -239,6 +302,10 @@ pub struct CompactApproximator<L: Lattice, S = DefaultHasher> {
     cells: Vec<L::Value>,
     /// Runs the blocked layout's line kernels (`crate::line`).
     backend: Backend,
+    /// `backend` is `Avx512` and the CPU has VBMI: blocked lines of 64 cells take the
+    /// probe kernels ([`Lattice::join_probes`], [`Lattice::meet_probes`]).
+    #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
+    vbmi: bool,
 }
 
 /// A copy whose blocked lines start on a 64-byte boundary of its own allocation (a
@@ -267,6 +334,7 @@ impl<L: Lattice, S: Clone> Clone for CompactApproximator<L, S> {
             offset,
             cells,
             backend: self.backend,
+            vbmi: self.vbmi,
         }
     }
 }
@@ -459,7 +527,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             offset,
             cells,
             backend: crate::line::detect_backend(),
-        })
+            vbmi: false,
+        }
+        .with_vbmi())
     }
 
     /// The hasher keys are hashed with.
@@ -512,7 +582,14 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             return Err(bloomforge_core::Error::BackendUnavailable(backend.name()).into());
         }
         self.backend = backend;
+        self.vbmi = backend == Backend::Avx512 && crate::line::vbmi_available();
         Ok(())
+    }
+
+    /// `self` with [`vbmi`](Self::vbmi) set from its backend and this CPU.
+    fn with_vbmi(mut self) -> Self {
+        self.vbmi = self.backend == Backend::Avx512 && crate::line::vbmi_available();
+        self
     }
 
     /// Where a key's cells lie.
@@ -584,6 +661,41 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// [`insert`](Self::insert) for a hash from [`hasher`](Self::hasher).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64, value: L::Value) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if self.vbmi && self.layout == CellLayout::Blocked {
+            /// One insert compiled with VBMI: the probe or line kernel inlines.
+            ///
+            /// # Safety
+            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+            unsafe fn one<L: Lattice, S: BuildHasher>(
+                this: &mut CompactApproximator<L, S>,
+                h: u64,
+                v: L::Value,
+            ) {
+                this.insert_hash_inline::<true>(h, v);
+            }
+            // SAFETY: `vbmi` is set only with `Backend::Avx512` (AVX-512F and BW checked
+            // by `set_backend` / `detect_backend`) on a CPU with VBMI.
+            unsafe { one(self, hash, value) };
+            return;
+        }
+        self.insert_hash_inline::<false>(hash, value);
+    }
+
+    /// [`insert_hash`](Self::insert_hash), always inlined (the batch loop's body); with
+    /// `VBMI` a blocked line of 64 cells is joined through [`Lattice::join_probes`] first
+    /// (`VBMI` as in [`get_hash_inline`](Self::get_hash_inline)).
+    #[inline(always)]
+    fn insert_hash_inline<const VBMI: bool>(&mut self, hash: u64, value: L::Value) {
+        if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
+            let base = self.line_base(hash);
+            let line = &mut self.cells[base..base + 64];
+            // SAFETY: `VBMI` is only set on a CPU with AVX-512F, BW and VBMI.
+            if unsafe { L::join_probes(line, mix64(hash), self.k, value) } {
+                return;
+            }
+        }
         match self.layout {
             CellLayout::Subtables => {
                 let step = mix64(hash) | 1;
@@ -613,6 +725,40 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// [`get`](Self::get) for a hash from [`hasher`](Self::hasher).
     #[inline]
     pub fn get_hash(&self, hash: u64) -> L::Value {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if self.vbmi && self.layout == CellLayout::Blocked {
+            /// One lookup compiled with VBMI (as in `insert_hash`).
+            ///
+            /// # Safety
+            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+            unsafe fn one<L: Lattice, S: BuildHasher>(
+                this: &CompactApproximator<L, S>,
+                h: u64,
+            ) -> L::Value {
+                this.get_hash_inline::<true>(h)
+            }
+            // SAFETY: as in `insert_hash`.
+            return unsafe { one(self, hash) };
+        }
+        self.get_hash_inline::<false>(hash)
+    }
+
+    /// [`get_hash`](Self::get_hash), always inlined (the batch loop's body); with `VBMI`
+    /// a blocked line of 64 cells is met through [`Lattice::meet_probes`] first.
+    ///
+    /// `VBMI` is true only in code compiled for AVX-512F, BW and VBMI and called on a CPU
+    /// that has them (`get_batch`).
+    #[inline(always)]
+    fn get_hash_inline<const VBMI: bool>(&self, hash: u64) -> L::Value {
+        if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
+            let base = self.line_base(hash);
+            let line = &self.cells[base..base + 64];
+            // SAFETY: `VBMI` is only set on a CPU with AVX-512F, BW and VBMI (above).
+            if let Some(v) = unsafe { L::meet_probes(line, mix64(hash), self.k) } {
+                return v;
+            }
+        }
         match self.layout {
             CellLayout::Subtables => {
                 let mut p = self.positions(hash);
@@ -645,18 +791,34 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 this: &mut CompactApproximator<L, S>,
                 pairs: &[(Q, L::Value)],
             ) {
-                this.insert_batch_loop(pairs);
+                this.insert_batch_loop::<Q, false>(pairs);
             }
-            // SAFETY: an approximator holds `Backend::Avx512` only after
-            // `backend_available` confirmed AVX-512F and AVX-512BW.
-            unsafe { avx512(self, pairs) };
+            /// With VBMI: lines of 64 cells joined by probe ([`Lattice::join_probes`]).
+            ///
+            /// # Safety
+            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+            unsafe fn avx512_vbmi<L: Lattice, S: BuildHasher, Q: Hash>(
+                this: &mut CompactApproximator<L, S>,
+                pairs: &[(Q, L::Value)],
+            ) {
+                this.insert_batch_loop::<Q, true>(pairs);
+            }
+            if self.vbmi {
+                // SAFETY: as below, and `vbmi` is set only on a CPU with VBMI.
+                unsafe { avx512_vbmi(self, pairs) };
+            } else {
+                // SAFETY: an approximator holds `Backend::Avx512` only after
+                // `backend_available` confirmed AVX-512F and AVX-512BW.
+                unsafe { avx512(self, pairs) };
+            }
             return;
         }
-        self.insert_batch_loop(pairs);
+        self.insert_batch_loop::<Q, false>(pairs);
     }
 
     #[inline(always)]
-    fn insert_batch_loop<Q: Hash>(&mut self, pairs: &[(Q, L::Value)]) {
+    fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
         let mut hashes = [0u64; BATCH];
         for block in pairs.chunks(BATCH) {
             for (h, (k, _)) in hashes.iter_mut().zip(block) {
@@ -671,7 +833,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 if let Some(&next) = hs.get(i + ahead) {
                     self.prefetch(next);
                 }
-                self.insert_hash(h, *v);
+                self.insert_hash_inline::<VBMI>(h, *v);
             }
         }
     }
@@ -700,26 +862,55 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 keys: &[Q],
                 out: &mut [L::Value],
             ) {
-                this.get_batch_loop(keys, out);
+                this.get_batch_loop::<Q, false>(keys, out);
             }
-            // SAFETY: as in `insert_batch`.
-            unsafe { avx512(self, keys, out) };
+            /// With VBMI: lines of 64 cells gathered by probe ([`Lattice::meet_probes`]).
+            ///
+            /// # Safety
+            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+            unsafe fn avx512_vbmi<L: Lattice, S: BuildHasher, Q: Hash>(
+                this: &CompactApproximator<L, S>,
+                keys: &[Q],
+                out: &mut [L::Value],
+            ) {
+                this.get_batch_loop::<Q, true>(keys, out);
+            }
+            if self.vbmi {
+                // SAFETY: as in `insert_batch`, and `vbmi` is set only on a CPU with VBMI.
+                unsafe { avx512_vbmi(self, keys, out) };
+            } else {
+                // SAFETY: as in `insert_batch`.
+                unsafe { avx512(self, keys, out) };
+            }
             return Ok(());
         }
-        self.get_batch_loop(keys, out);
+        self.get_batch_loop::<Q, false>(keys, out);
         Ok(())
     }
 
     #[inline(always)]
-    fn get_batch_loop<Q: Hash>(&self, keys: &[Q], out: &mut [L::Value]) {
-        crate::peel::lookup_batch(
-            keys,
-            out,
-            |k| self.hasher.hash_one(k),
-            |h| self.prefetch(h),
-            |h| self.get_hash(h),
-            self.batch_ahead(),
-        );
+    fn get_batch_loop<Q: Hash, const VBMI: bool>(&self, keys: &[Q], out: &mut [L::Value]) {
+        // The same loop as `insert_batch_loop`, not `peel::lookup_batch`: through that
+        // helper's `answer` closure LLVM kept the lookup a call, and the line kernel a
+        // second call (with a `vzeroupper`) a key.
+        let mut hashes = [0u64; BATCH];
+        let ahead = self.batch_ahead();
+        for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (h, k) in hashes.iter_mut().zip(block) {
+                *h = self.hasher.hash_one(k);
+            }
+            let hs = &hashes[..block.len()];
+            for &h in hs.iter().take(ahead) {
+                self.prefetch(h);
+            }
+            for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
+                if let Some(&next) = hs.get(i + ahead) {
+                    self.prefetch(next);
+                }
+                *o = self.get_hash_inline::<VBMI>(h);
+            }
+        }
     }
 
     /// Keys ahead whose cells the batch loops prefetch ([`AHEAD_BLOCKED`]).
@@ -939,18 +1130,20 @@ mod tests {
 
     /// A blocked table filled through every available backend's line kernel holds the
     /// same cells as one filled by the scalar loop (and answers each lookup as the scalar
-    /// meet does), for each lattice and cell size, with
-    /// values that saturate the small cells.
+    /// meet does), for each lattice and cell size, with values that saturate the small
+    /// cells, and for 1 to 12 probes a key: up to 8 the batches of `u8` cells take the
+    /// VBMI probe kernels where the CPU has VBMI, past 8 the mask kernels, past 10 a second
+    /// word of positions.
     #[test]
     fn every_backend_fills_the_same_cells() {
-        fn cells<L: Lattice>(backend: Backend) -> Vec<L::Value>
+        fn cells<L: Lattice>(backend: Backend, k: usize) -> Vec<L::Value>
         where
             L::Value: From<u8> + PartialEq,
         {
             let mut a = CompactApproximator::<L>::with_layout(
                 CellLayout::Blocked,
                 4096,
-                5,
+                k,
                 DefaultHasher::with_seed(9),
             )
             .unwrap();
@@ -959,8 +1152,8 @@ mod tests {
             for k in 0..3000u32 {
                 a.insert(&(k % 1500), L::Value::from((k % 200) as u8 + 1));
             }
-            let pairs: Vec<(u32, L::Value)> = (0..500u32)
-                .map(|k| (k * 7, L::Value::from((k % 251) as u8)))
+            let pairs: Vec<(u32, L::Value)> = (0..3000u32)
+                .map(|k| ((k % 700) * 7, L::Value::from((k % 251) as u8)))
                 .collect();
             a.insert_batch(&pairs);
             // Lookups through the backend's meet: equal to the scalar loop's.
@@ -978,10 +1171,12 @@ mod tests {
         where
             L::Value: From<u8> + PartialEq,
         {
-            let want = cells::<L>(Backend::Scalar);
-            for b in Backend::available() {
-                if crate::line::backend_available(b) {
-                    assert!(cells::<L>(b) == want, "{}", b.name());
+            for k in [1, 2, 3, 5, 7, 8, 9, 10, 12] {
+                let want = cells::<L>(Backend::Scalar, k);
+                for b in Backend::available() {
+                    if crate::line::backend_available(b) {
+                        assert!(cells::<L>(b, k) == want, "{}, k = {k}", b.name());
+                    }
                 }
             }
         }
