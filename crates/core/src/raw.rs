@@ -8,6 +8,7 @@ use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 
+use crate::batch::Ring;
 pub(crate) use crate::batch::{prefetch, HashSource, Hashes, Keys, PREFETCH_AHEAD};
 
 /// Validates `k` against the layout.
@@ -163,21 +164,23 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
 ) {
     let n = src.len().min(out.len());
     let nb = blocks.len();
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
+    for i in 0..n.min(PREFETCH_AHEAD) {
         let h = src.hash_at(i);
         let b = L::block_index(h, nb);
         prefetch(&blocks[b]);
-        *slot = (b, h as u32);
+        ring.set(i, (b, h as u32));
     }
     for (i, answer) in out.iter_mut().enumerate().take(n) {
         let slot = i % PREFETCH_AHEAD;
-        let (b, h32) = ring[slot];
+        // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i < PREFETCH_AHEAD)
+        // or at iteration `i - PREFETCH_AHEAD` (i < n).
+        let (b, h32) = unsafe { ring.get(slot) };
         if i + PREFETCH_AHEAD < n {
             let h = src.hash_at(i + PREFETCH_AHEAD);
             let nb_idx = L::block_index(h, nb);
             prefetch(&blocks[nb_idx]);
-            ring[slot] = (nb_idx, h as u32);
+            ring.set(slot, (nb_idx, h as u32));
         }
         // SAFETY: forwarded contract.
         *answer = unsafe { L::contains::<K>(&blocks[b], h32, k) };
@@ -206,9 +209,9 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
         prefetch(&blocks[b]);
         (b, h as u32)
     };
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = ahead(blocks, i);
+    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
+    for i in 0..n.min(PREFETCH_AHEAD) {
+        ring.set(i, ahead(blocks, i));
     }
     // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
@@ -231,12 +234,15 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
         while i < n {
             let end = (i + GROUP).min(n);
             for j in i..end {
-                let (b, h32) = ring[j % PREFETCH_AHEAD];
+                // SAFETY: slot `j % PREFETCH_AHEAD` was set before the loop (j <
+                // PREFETCH_AHEAD) or by the refill of item `j - PREFETCH_AHEAD`, in an
+                // earlier group (GROUP < PREFETCH_AHEAD; j < n).
+                let (b, h32) = unsafe { ring.get(j % PREFETCH_AHEAD) };
                 // SAFETY: forwarded contract.
                 unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
             }
             for j in i..end.min(n.saturating_sub(PREFETCH_AHEAD)) {
-                ring[j % PREFETCH_AHEAD] = ahead(blocks, j + PREFETCH_AHEAD);
+                ring.set(j % PREFETCH_AHEAD, ahead(blocks, j + PREFETCH_AHEAD));
             }
             i = end;
         }
@@ -244,9 +250,10 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     }
     for i in 0..n {
         let slot = i % PREFETCH_AHEAD;
-        let (b, h32) = ring[slot];
+        // SAFETY: as in `contains_batch`.
+        let (b, h32) = unsafe { ring.get(slot) };
         if i + PREFETCH_AHEAD < n {
-            ring[slot] = ahead(blocks, i + PREFETCH_AHEAD);
+            ring.set(slot, ahead(blocks, i + PREFETCH_AHEAD));
         }
         // SAFETY: forwarded contract.
         unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
@@ -300,17 +307,20 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
     out: &mut [bool],
 ) {
     let n = src.len().min(out.len());
-    let mut ring = [0u64; PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = src.hash_at(i);
-        prefetch(&blocks[L::block_index(*slot, blocks.len())]);
+    let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
+    for i in 0..n.min(PREFETCH_AHEAD) {
+        let h = src.hash_at(i);
+        prefetch(&blocks[L::block_index(h, blocks.len())]);
+        ring.set(i, h);
     }
     for (i, answer) in out.iter_mut().enumerate().take(n) {
         let slot = i % PREFETCH_AHEAD;
-        let h = ring[slot];
+        // SAFETY: as in `contains_batch`.
+        let h = unsafe { ring.get(slot) };
         if i + PREFETCH_AHEAD < n {
-            ring[slot] = src.hash_at(i + PREFETCH_AHEAD);
-            prefetch(&blocks[L::block_index(ring[slot], blocks.len())]);
+            let next = src.hash_at(i + PREFETCH_AHEAD);
+            prefetch(&blocks[L::block_index(next, blocks.len())]);
+            ring.set(slot, next);
         }
         // SAFETY: forwarded contract.
         *answer = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
@@ -324,17 +334,20 @@ unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
     src: &H,
 ) {
     let n = src.len();
-    let mut ring = [0u64; PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = src.hash_at(i);
-        prefetch(&blocks[L::block_index(*slot, blocks.len())]);
+    let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
+    for i in 0..n.min(PREFETCH_AHEAD) {
+        let h = src.hash_at(i);
+        prefetch(&blocks[L::block_index(h, blocks.len())]);
+        ring.set(i, h);
     }
     for i in 0..n {
         let slot = i % PREFETCH_AHEAD;
-        let h = ring[slot];
+        // SAFETY: as in `contains_batch`.
+        let h = unsafe { ring.get(slot) };
         if i + PREFETCH_AHEAD < n {
-            ring[slot] = src.hash_at(i + PREFETCH_AHEAD);
-            prefetch(&blocks[L::block_index(ring[slot], blocks.len())]);
+            let next = src.hash_at(i + PREFETCH_AHEAD);
+            prefetch(&blocks[L::block_index(next, blocks.len())]);
+            ring.set(slot, next);
         }
         // SAFETY: forwarded contract.
         unsafe { atomic_insert_one::<K, L>(blocks, h, k) };

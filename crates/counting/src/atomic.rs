@@ -10,6 +10,7 @@ use crate::nibble::{
     atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
 };
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
+use bloomforge_core::batch::Ring;
 use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Count, Filter, RemoveOutcome};
@@ -371,17 +372,21 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             return;
         }
         let nl = self.lines.len();
-        let mut ring = [0u64; PREFETCH_AHEAD];
-        for (i, slot) in ring.iter_mut().enumerate().take(len) {
-            *slot = hash_at(i);
-            prefetch(&self.lines[line_index(*slot, nl)]);
+        let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
+        for i in 0..len.min(PREFETCH_AHEAD) {
+            let h = hash_at(i);
+            prefetch(&self.lines[line_index(h, nl)]);
+            ring.set(i, h);
         }
         for i in 0..len {
             let slot = i % PREFETCH_AHEAD;
-            let h = ring[slot];
+            // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i <
+            // PREFETCH_AHEAD) or at iteration `i - PREFETCH_AHEAD` (i < len).
+            let h = unsafe { ring.get(slot) };
             if i + PREFETCH_AHEAD < len {
-                ring[slot] = hash_at(i + PREFETCH_AHEAD);
-                prefetch(&self.lines[line_index(ring[slot], nl)]);
+                let next = hash_at(i + PREFETCH_AHEAD);
+                prefetch(&self.lines[line_index(next, nl)]);
+                ring.set(slot, next);
             }
             op(i, h);
         }

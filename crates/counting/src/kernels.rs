@@ -14,6 +14,7 @@ use crate::layout::{
     counter_slot, line_counter, line_index, prefetch, CounterLine, PREFETCH_AHEAD,
 };
 use crate::nibble::{decrement, increment, nonzero};
+use bloomforge_core::batch::Ring;
 use bloomforge_core::Backend;
 
 #[cfg(target_arch = "x86_64")]
@@ -553,15 +554,17 @@ fn schedule<H: HashSource>(
         prefetch(base.wrapping_add(l));
         (l, h as u32)
     };
-    let mut ring = [(0usize, 0u32); PREFETCH_AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = ahead(i);
+    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
+    for i in 0..n.min(PREFETCH_AHEAD) {
+        ring.set(i, ahead(i));
     }
     for i in 0..n {
         let slot = i % PREFETCH_AHEAD;
-        let (l, h32) = ring[slot];
+        // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i < PREFETCH_AHEAD)
+        // or at iteration `i - PREFETCH_AHEAD` (i < n).
+        let (l, h32) = unsafe { ring.get(slot) };
         if i + PREFETCH_AHEAD < n {
-            ring[slot] = ahead(i + PREFETCH_AHEAD);
+            ring.set(slot, ahead(i + PREFETCH_AHEAD));
         }
         op(i, l, h32);
     }

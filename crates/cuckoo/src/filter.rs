@@ -4,7 +4,7 @@
 use crate::error::{CuckooError, Result};
 use crate::math;
 use crate::table::{self, Fingerprint, Fp12, Kernel, PAD};
-use bloomforge_core::batch::{prefetch, HashSource, Hashes, Keys};
+use bloomforge_core::batch::{prefetch, HashSource, Hashes, Keys, Ring};
 use bloomforge_core::hash::fast_range64;
 use bloomforge_core::{Backend, DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
@@ -542,20 +542,22 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         let base = self.table.as_ptr();
         let bs = self.bucket_size as usize;
         let n = src.len();
-        let mut ring = [Probe::default(); AHEAD];
+        let mut ring = Ring::<Probe, AHEAD>::new();
         let prep = |k: usize| {
             let p = g.probe::<F>(src.hash_at(k));
             prefetch(base.wrapping_add(g.start(p.i1)));
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
         };
-        for (k, slot) in ring.iter_mut().enumerate().take(n) {
-            *slot = prep(k);
+        for k in 0..n.min(AHEAD) {
+            ring.set(k, prep(k));
         }
         for (k, answer) in out.iter_mut().enumerate().take(n) {
-            let p = ring[k % AHEAD];
+            // SAFETY: slot `k % AHEAD` was set before the loop (k < AHEAD) or at
+            // iteration `k - AHEAD` (k < n).
+            let p = unsafe { ring.get(k % AHEAD) };
             if k + AHEAD < n {
-                ring[k % AHEAD] = prep(k + AHEAD);
+                ring.set(k % AHEAD, prep(k + AHEAD));
             }
             // SAFETY: both buckets are below `num_buckets`; the caller guarantees K's CPU
             // features.
@@ -614,7 +616,7 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     fn insert_source<Src: HashSource>(&mut self, src: &Src) -> Result<()> {
         let g = self.geometry();
         let n = src.len();
-        let mut ring = [Probe::default(); AHEAD];
+        let mut ring = Ring::<Probe, AHEAD>::new();
         let base = self.table.as_ptr();
         let prep = |k: usize| {
             let p = g.probe::<F>(src.hash_at(k));
@@ -622,13 +624,15 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
         };
-        for (k, slot) in ring.iter_mut().enumerate().take(n) {
-            *slot = prep(k);
+        for k in 0..n.min(AHEAD) {
+            ring.set(k, prep(k));
         }
         for k in 0..n {
-            let p = ring[k % AHEAD];
+            // SAFETY: slot `k % AHEAD` was set before the loop (k < AHEAD) or at
+            // iteration `k - AHEAD` (k < n).
+            let p = unsafe { ring.get(k % AHEAD) };
             if k + AHEAD < n {
-                ring[k % AHEAD] = prep(k + AHEAD);
+                ring.set(k % AHEAD, prep(k + AHEAD));
             }
             if self.insert_probe(p).is_err() {
                 for back in (0..k).rev() {

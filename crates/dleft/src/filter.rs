@@ -8,6 +8,7 @@ use crate::layout::{
     SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL, SLACK,
 };
 use crate::theory;
+use bloomforge_core::batch::Ring;
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
@@ -1008,6 +1009,27 @@ impl<S> DLeftCountingBloomFilter<S> {
         unsafe { self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
+    /// Locates `hash` in place into slot `slot` of a batch loop's ring and prefetches its
+    /// `d` buckets.
+    ///
+    /// # Safety
+    /// As for `contains_with`.
+    #[inline(always)]
+    unsafe fn locate_prefetch<K: Kernel, M: MapKind, const D: usize>(
+        &self,
+        ring: &mut Ring<Located, AHEAD_FAR>,
+        slot: usize,
+        hash: u64,
+        d: usize,
+    ) {
+        let Located(b, r) = ring.set(slot, Located::EMPTY);
+        // SAFETY: forwarded contract.
+        unsafe { self.locate_k::<K, M, D>(hash, b, r) };
+        for &p in &b[..d] {
+            prefetch_read(p);
+        }
+    }
+
     /// How many keys ahead the batch loops locate and prefetch: [`AHEAD_NEAR`] for tables
     /// below [`AHEAD_FAR_MIN_BYTES`], else [`AHEAD_FAR`] (both powers of two).
     #[inline(always)]
@@ -1039,26 +1061,20 @@ impl<S> DLeftCountingBloomFilter<S> {
         journal: &mut BatchJournal,
     ) -> Option<(usize, Outcome)> {
         let ahead = self.batch_ahead();
-        let mut ring = [Located::EMPTY; AHEAD_FAR];
+        let mut ring = Ring::<Located, AHEAD_FAR>::new();
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         for (k, &h) in hashes.iter().enumerate().take(ahead) {
-            let Located(b, r) = &mut ring[k];
             // SAFETY: forwarded contract.
-            unsafe { self.locate_k::<K, M, D>(h, b, r) };
-            for &p in &b[..d] {
-                prefetch_read(p);
-            }
+            unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k, h, d) };
         }
         for k in 0..hashes.len() {
-            let Located(buckets, rems) = ring[k & (ahead - 1)];
+            // SAFETY: slot `k & (ahead - 1)` was set before the loop (k < ahead) or at
+            // iteration `k - ahead` (k < len); `ahead <= AHEAD_FAR` is a power of two.
+            let Located(buckets, rems) = unsafe { ring.get(k & (ahead - 1)) };
             if let Some(&h) = hashes.get(k + ahead) {
-                let Located(b, r) = &mut ring[k & (ahead - 1)];
                 // SAFETY: forwarded contract.
-                unsafe { self.locate_k::<K, M, D>(h, b, r) };
-                for &p in &b[..d] {
-                    prefetch_read(p);
-                }
+                unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k & (ahead - 1), h, d) };
             }
             journal.key = k;
             // SAFETY: located above; forwarded contract.
@@ -1238,26 +1254,19 @@ impl<S> DLeftCountingBloomFilter<S> {
         // Locate keys ahead and prefetch their buckets, so that out of cache the misses
         // of many keys overlap.
         let ahead = self.batch_ahead();
-        let mut ring = [Located::EMPTY; AHEAD_FAR];
+        let mut ring = Ring::<Located, AHEAD_FAR>::new();
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         for (k, &h) in hashes.iter().enumerate().take(ahead) {
-            let Located(b, r) = &mut ring[k];
             // SAFETY: forwarded contract.
-            unsafe { self.locate_k::<K, M, D>(h, b, r) };
-            for &p in &b[..d] {
-                prefetch_read(p);
-            }
+            unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k, h, d) };
         }
         for (k, out) in out.iter_mut().enumerate().take(hashes.len()) {
-            let Located(buckets, rems) = ring[k & (ahead - 1)];
+            // SAFETY: as in `update_batch_with`.
+            let Located(buckets, rems) = unsafe { ring.get(k & (ahead - 1)) };
             if let Some(&h) = hashes.get(k + ahead) {
-                let Located(b, r) = &mut ring[k & (ahead - 1)];
                 // SAFETY: forwarded contract.
-                unsafe { self.locate_k::<K, M, D>(h, b, r) };
-                for &p in &b[..d] {
-                    prefetch_read(p);
-                }
+                unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k & (ahead - 1), h, d) };
             }
             let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
             // SAFETY: as in `contains_with`.

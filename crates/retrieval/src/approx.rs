@@ -4,6 +4,7 @@
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
+use bloomforge_core::batch::Ring;
 use bloomforge_core::builder::DEFAULT_FALSE_POS;
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
 use bloomforge_core::Backend;
@@ -819,12 +820,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
 
     #[inline(always)]
     fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
-        let mut hashes = [0u64; BATCH];
+        let mut hashes = Ring::<u64, BATCH>::new();
         for block in pairs.chunks(BATCH) {
-            for (h, (k, _)) in hashes.iter_mut().zip(block) {
-                *h = self.hasher.hash_one(k);
-            }
-            let hs = &hashes[..block.len()];
+            let hs = hashes.fill(block.len(), |i| self.hasher.hash_one(&block[i].0));
             let ahead = self.batch_ahead();
             for &h in hs.iter().take(ahead) {
                 self.prefetch(h);
@@ -894,13 +892,10 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         // The same loop as `insert_batch_loop`, not `peel::lookup_batch`: through that
         // helper's `answer` closure LLVM kept the lookup a call, and the line kernel a
         // second call (with a `vzeroupper`) a key.
-        let mut hashes = [0u64; BATCH];
+        let mut hashes = Ring::<u64, BATCH>::new();
         let ahead = self.batch_ahead();
         for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (h, k) in hashes.iter_mut().zip(block) {
-                *h = self.hasher.hash_one(k);
-            }
-            let hs = &hashes[..block.len()];
+            let hs = hashes.fill(block.len(), |i| self.hasher.hash_one(&block[i]));
             for &h in hs.iter().take(ahead) {
                 self.prefetch(h);
             }

@@ -307,7 +307,7 @@ fn lookup_cells<K>(
         |k| peel::retry_hash(hash(k), attempt),
         |h| peel::fetch_cells(layout, h, |c| base.wrapping_add(c * width / 8)),
         |h| answer(layout, bits, h, &cell),
-        peel::LOOKUP_AHEAD,
+        peel::lookup_ahead(layout.cells() * width / 8),
     );
 }
 

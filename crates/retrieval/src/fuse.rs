@@ -237,7 +237,7 @@ fn contains_batch_in<F: Fingerprint, K>(
         |k| peel::retry_hash(hash(k), attempt),
         |h| peel::fetch_cells(layout, h, &addr),
         |h| contains_in::<F>(layout, derivation, h, &cell),
-        peel::LOOKUP_AHEAD,
+        peel::lookup_ahead(layout.cells() * size_of::<F>()),
     );
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use bloomforge_core::format::{u32_at, u64_at};
 
-use bloomforge_core::batch::prefetch;
+use bloomforge_core::batch::{prefetch, Ring};
 use bloomforge_core::hash::{fast_range64, mix64};
 use rayon::prelude::*;
 
@@ -232,6 +232,27 @@ pub(crate) const LOOKUP_BLOCK: usize = 1024;
 /// rows measured the same).
 pub(crate) const LOOKUP_AHEAD: usize = 128;
 
+/// Tables below this size (a core's L2 on the machines measured) are not prefetched by
+/// the batch lookups: they answer from the cache, where the prefetches only add work.
+/// `BinaryFuseFilter<u8>::contains_batch` in calls of 1024 keys, ns/key with / without
+/// the prefetches (`small_batches` example, Zen 5 with 1 MiB of L2, 2026-11-26): 3.29 /
+/// 2.67 at 10^5 keys (0.11 MB), 4.26 / 3.66 at 10^6 (1.1 MB), 4.60 / 4.19 at 3 10^6 (3.4
+/// MB), 4.60 / 5.96 at 10^7 (11 MB); but the retrieval `perf` example, without them from 8
+/// MiB, measured 1.1 MB slower (4.27-4.52 against 3.67-3.84, the 2.3 MB Bloomier table
+/// 5.06-5.28 against 4.35-4.54), so only what fits the L2 goes without.
+pub(crate) const LOOKUP_PREFETCH_MIN_BYTES: usize = 1 << 20;
+
+/// The prefetch distance of a batch lookup over a table of `bytes`: [`LOOKUP_AHEAD`],
+/// or 0 (no prefetch) below [`LOOKUP_PREFETCH_MIN_BYTES`].
+#[inline(always)]
+pub(crate) fn lookup_ahead(bytes: usize) -> usize {
+    if bytes >= LOOKUP_PREFETCH_MIN_BYTES {
+        LOOKUP_AHEAD
+    } else {
+        0
+    }
+}
+
 /// The crate's batch lookups: `out[i] = answer(hash(&keys[i]))`, the keys hashed a block
 /// at a time and `fetch` (the prefetch of a hash's cells) called `ahead` keys ahead
 /// (at most [`LOOKUP_BLOCK`]; [`LOOKUP_AHEAD`] for the filters' few cells a key), so that several keys' cache misses overlap where single lookups wait on their
@@ -247,18 +268,19 @@ pub(crate) fn lookup_batch<K, T>(
     ahead: usize,
 ) {
     debug_assert_eq!(keys.len(), out.len());
-    let mut hashes = [0u64; LOOKUP_BLOCK];
+    // Left uninitialised (`Ring`): zeroing the 8 KB block cost more than a batch of a
+    // few keys takes.
+    let mut hashes = Ring::<u64, LOOKUP_BLOCK>::new();
     for (block, out) in keys.chunks(LOOKUP_BLOCK).zip(out.chunks_mut(LOOKUP_BLOCK)) {
-        for (h, k) in hashes.iter_mut().zip(block) {
-            *h = hash(k);
-        }
-        let hs = &hashes[..block.len()];
+        let hs = hashes.fill(block.len(), |i| hash(&block[i]));
         for &h in hs.iter().take(ahead) {
             fetch(h);
         }
         for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
-            if let Some(&next) = hs.get(i + ahead) {
-                fetch(next);
+            if ahead > 0 {
+                if let Some(&next) = hs.get(i + ahead) {
+                    fetch(next);
+                }
             }
             *o = answer(h);
         }
