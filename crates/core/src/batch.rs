@@ -40,7 +40,6 @@ pub struct Ring<T, const N: usize>([core::mem::MaybeUninit<T>; N]);
 impl<T: Copy, const N: usize> Ring<T, N> {
     /// A ring with no slot set (nothing written).
     #[inline(always)]
-    #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         Ring([const { core::mem::MaybeUninit::uninit() }; N])
     }
@@ -78,7 +77,8 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     /// The value of slot `i`.
     ///
     /// # Safety
-    /// Slot `i` was [`set`](Self::set) since the ring was made.
+    /// Slot `i` was written ([`set`](Self::set) or [`fill`](Self::fill)) since the ring
+    /// was made.
     ///
     /// # Panics
     /// If `i >= N`.
@@ -86,6 +86,23 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     pub unsafe fn get(&self, i: usize) -> T {
         // SAFETY: the caller guarantees the slot was written.
         unsafe { self.0[i].assume_init() }
+    }
+}
+
+impl<T: Copy, const N: usize> Default for Ring<T, N> {
+    /// [`Ring::new`].
+    #[inline(always)]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> core::fmt::Debug for Ring<T, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The slots may be unwritten: only the capacity is shown.
+        f.debug_struct("Ring")
+            .field("slots", &N)
+            .finish_non_exhaustive()
     }
 }
 

@@ -1713,12 +1713,10 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
             }
             .into());
         }
-        let mut hashes = [0u64; 256];
+        let mut hashes = Ring::<u64, 256>::new();
         for (chunk, out) in keys.chunks(256).zip(out.chunks_mut(256)) {
-            for (h, k) in hashes.iter_mut().zip(chunk) {
-                *h = self.hash_key(k);
-            }
-            self.contains_hash_batch(&hashes[..chunk.len()], out)?;
+            let hashes = hashes.fill(chunk.len(), |i| self.hash_key(&chunk[i]));
+            self.contains_hash_batch(hashes, out)?;
         }
         Ok(())
     }
