@@ -24,6 +24,11 @@ const AHEAD_NEAR: usize = 8;
 /// Keys located and prefetched ahead in tables from [`AHEAD_FAR_MIN_BYTES`] on.
 const AHEAD_FAR: usize = 64;
 
+// The batch loops index their ring of `AHEAD_FAR` slots with `k & (ahead - 1)` and read
+// only slots they wrote: both distances must be powers of two, the near one no larger.
+const _: () =
+    assert!(AHEAD_NEAR.is_power_of_two() && AHEAD_FAR.is_power_of_two() && AHEAD_NEAR <= AHEAD_FAR);
+
 /// The table size from which the batch loops prefetch [`AHEAD_FAR`] keys ahead. Zen 5
 /// (32 MiB L3 shared), AVX-512 kernel, 1 % tables, ns/key of `contains_batch` /
 /// `insert_batch` at 8 against 64 keys ahead: 2.67 MB (1M keys) 4.6-4.7 / 6.9-7.1 against
@@ -96,8 +101,8 @@ trait Journal {
 
 /// A located key of the batch loops' ring: its `d` candidate buckets and remainders.
 ///
-/// Aligned to a cache line (96 bytes padded to 128), so no entry crosses a line or a page
-/// whatever the stack's alignment. As a bare 96-byte tuple, `insert_batch` of 10^6 keys
+/// Aligned to a cache line (96 bytes padded to 128): each field sits in one line and no
+/// entry straddles a page, whatever the stack's alignment. As a bare 96-byte tuple, `insert_batch` of 10^6 keys
 /// (1 %, AVX-512) took 21-24 ns a key instead of 7.2-7.6 in some processes: under
 /// `setarch -R`, with the stack moved by the environment's size, one stack offset in 128
 /// was slow every time (`bloomforge-bench --quick --only d-left` hit it in 2 runs of 5).
@@ -109,6 +114,8 @@ struct Located([*const u8; 8], [u32; 8]);
 impl Located {
     const EMPTY: Located = Located([core::ptr::null(); 8], [0; 8]);
 }
+
+const _: () = assert!(size_of::<Located>() == 128);
 
 /// Single operations keep no journal.
 struct NoJournal;

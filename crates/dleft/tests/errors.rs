@@ -507,6 +507,16 @@ fn batches_of_a_large_table_equal_one_by_one() {
             .zip(&out)
             .all(|(k, &b)| b == single.contains(k)));
         assert!(out[..members.len()].iter().all(|&b| b));
+        // Batches shorter than, as long as and just past the 64 keys located ahead.
+        for n in [0, 1, 63, 64, 65] {
+            let q = &queries[members.len() - n / 2..][..n];
+            let mut out = vec![false; n];
+            batch.contains_batch(q, &mut out).unwrap();
+            assert!(
+                q.iter().zip(&out).all(|(k, &b)| b == single.contains(k)),
+                "{n}"
+            );
+        }
         batch.remove_batch(&members[..100_000]).unwrap();
         for k in &members[..100_000] {
             single.remove(k).unwrap();

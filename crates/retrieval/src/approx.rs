@@ -663,7 +663,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64, value: L::Value) {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        if self.vbmi && self.layout == CellLayout::Blocked {
+        if self.vbmi && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
             /// One insert compiled with VBMI: the probe or line kernel inlines.
             ///
             /// # Safety
@@ -674,25 +674,30 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 h: u64,
                 v: L::Value,
             ) {
-                this.insert_hash_inline::<true>(h, v);
+                // SAFETY: compiled with, and (caller) run on, AVX-512F, BW and VBMI.
+                unsafe { this.insert_hash_inline::<true>(h, v) };
             }
             // SAFETY: `vbmi` is set only with `Backend::Avx512` (AVX-512F and BW checked
             // by `set_backend` / `detect_backend`) on a CPU with VBMI.
             unsafe { one(self, hash, value) };
             return;
         }
-        self.insert_hash_inline::<false>(hash, value);
+        // SAFETY: without `VBMI` no CPU feature is needed.
+        unsafe { self.insert_hash_inline::<false>(hash, value) };
     }
 
     /// [`insert_hash`](Self::insert_hash), always inlined (the batch loop's body); with
     /// `VBMI` a blocked line of 64 cells is joined through [`Lattice::join_probes`] first
     /// (`VBMI` as in [`get_hash_inline`](Self::get_hash_inline)).
+    ///
+    /// # Safety
+    /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
     #[inline(always)]
-    fn insert_hash_inline<const VBMI: bool>(&mut self, hash: u64, value: L::Value) {
+    unsafe fn insert_hash_inline<const VBMI: bool>(&mut self, hash: u64, value: L::Value) {
         if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
             let base = self.line_base(hash);
             let line = &mut self.cells[base..base + 64];
-            // SAFETY: `VBMI` is only set on a CPU with AVX-512F, BW and VBMI.
+            // SAFETY: with `VBMI` the CPU has AVX-512F, BW and VBMI (this fn's contract).
             if unsafe { L::join_probes(line, mix64(hash), self.k, value) } {
                 return;
             }
@@ -727,7 +732,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     #[inline]
     pub fn get_hash(&self, hash: u64) -> L::Value {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        if self.vbmi && self.layout == CellLayout::Blocked {
+        if self.vbmi && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
             /// One lookup compiled with VBMI (as in `insert_hash`).
             ///
             /// # Safety
@@ -737,25 +742,27 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 this: &CompactApproximator<L, S>,
                 h: u64,
             ) -> L::Value {
-                this.get_hash_inline::<true>(h)
+                // SAFETY: compiled with, and (caller) run on, AVX-512F, BW and VBMI.
+                unsafe { this.get_hash_inline::<true>(h) }
             }
             // SAFETY: as in `insert_hash`.
             return unsafe { one(self, hash) };
         }
-        self.get_hash_inline::<false>(hash)
+        // SAFETY: without `VBMI` no CPU feature is needed.
+        unsafe { self.get_hash_inline::<false>(hash) }
     }
 
     /// [`get_hash`](Self::get_hash), always inlined (the batch loop's body); with `VBMI`
     /// a blocked line of 64 cells is met through [`Lattice::meet_probes`] first.
     ///
-    /// `VBMI` is true only in code compiled for AVX-512F, BW and VBMI and called on a CPU
-    /// that has them (`get_batch`).
+    /// # Safety
+    /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
     #[inline(always)]
-    fn get_hash_inline<const VBMI: bool>(&self, hash: u64) -> L::Value {
+    unsafe fn get_hash_inline<const VBMI: bool>(&self, hash: u64) -> L::Value {
         if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
             let base = self.line_base(hash);
             let line = &self.cells[base..base + 64];
-            // SAFETY: `VBMI` is only set on a CPU with AVX-512F, BW and VBMI (above).
+            // SAFETY: with `VBMI` the CPU has AVX-512F, BW and VBMI (this fn's contract).
             if let Some(v) = unsafe { L::meet_probes(line, mix64(hash), self.k) } {
                 return v;
             }
@@ -792,7 +799,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 this: &mut CompactApproximator<L, S>,
                 pairs: &[(Q, L::Value)],
             ) {
-                this.insert_batch_loop::<Q, false>(pairs);
+                // SAFETY: without `VBMI` no CPU feature is needed.
+                unsafe { this.insert_batch_loop::<Q, false>(pairs) };
             }
             /// With VBMI: lines of 64 cells joined by probe ([`Lattice::join_probes`]).
             ///
@@ -803,7 +811,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 this: &mut CompactApproximator<L, S>,
                 pairs: &[(Q, L::Value)],
             ) {
-                this.insert_batch_loop::<Q, true>(pairs);
+                // SAFETY: the caller runs this only on a CPU with these features.
+                unsafe { this.insert_batch_loop::<Q, true>(pairs) };
             }
             if self.vbmi {
                 // SAFETY: as below, and `vbmi` is set only on a CPU with VBMI.
@@ -815,11 +824,14 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             }
             return;
         }
-        self.insert_batch_loop::<Q, false>(pairs);
+        // SAFETY: without `VBMI` no CPU feature is needed.
+        unsafe { self.insert_batch_loop::<Q, false>(pairs) };
     }
 
+    /// # Safety
+    /// As [`insert_hash_inline`](Self::insert_hash_inline).
     #[inline(always)]
-    fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
+    unsafe fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
         let mut hashes = Ring::<u64, BATCH>::new();
         for block in pairs.chunks(BATCH) {
             let hs = hashes.fill(block.len(), |i| self.hasher.hash_one(&block[i].0));
@@ -831,7 +843,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 if let Some(&next) = hs.get(i + ahead) {
                     self.prefetch(next);
                 }
-                self.insert_hash_inline::<VBMI>(h, *v);
+                // SAFETY: forwarded contract.
+                unsafe { self.insert_hash_inline::<VBMI>(h, *v) };
             }
         }
     }
@@ -860,7 +873,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 keys: &[Q],
                 out: &mut [L::Value],
             ) {
-                this.get_batch_loop::<Q, false>(keys, out);
+                // SAFETY: without `VBMI` no CPU feature is needed.
+                unsafe { this.get_batch_loop::<Q, false>(keys, out) };
             }
             /// With VBMI: lines of 64 cells gathered by probe ([`Lattice::meet_probes`]).
             ///
@@ -872,7 +886,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 keys: &[Q],
                 out: &mut [L::Value],
             ) {
-                this.get_batch_loop::<Q, true>(keys, out);
+                // SAFETY: the caller runs this only on a CPU with these features.
+                unsafe { this.get_batch_loop::<Q, true>(keys, out) };
             }
             if self.vbmi {
                 // SAFETY: as in `insert_batch`, and `vbmi` is set only on a CPU with VBMI.
@@ -883,12 +898,15 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             }
             return Ok(());
         }
-        self.get_batch_loop::<Q, false>(keys, out);
+        // SAFETY: without `VBMI` no CPU feature is needed.
+        unsafe { self.get_batch_loop::<Q, false>(keys, out) };
         Ok(())
     }
 
+    /// # Safety
+    /// As [`get_hash_inline`](Self::get_hash_inline).
     #[inline(always)]
-    fn get_batch_loop<Q: Hash, const VBMI: bool>(&self, keys: &[Q], out: &mut [L::Value]) {
+    unsafe fn get_batch_loop<Q: Hash, const VBMI: bool>(&self, keys: &[Q], out: &mut [L::Value]) {
         // The same loop as `insert_batch_loop`, not `peel::lookup_batch`: through that
         // helper's `answer` closure LLVM kept the lookup a call, and the line kernel a
         // second call (with a `vzeroupper`) a key.
@@ -903,7 +921,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 if let Some(&next) = hs.get(i + ahead) {
                     self.prefetch(next);
                 }
-                *o = self.get_hash_inline::<VBMI>(h);
+                // SAFETY: forwarded contract.
+                *o = unsafe { self.get_hash_inline::<VBMI>(h) };
             }
         }
     }

@@ -255,9 +255,10 @@ pub(crate) fn lookup_ahead(bytes: usize) -> usize {
 
 /// The crate's batch lookups: `out[i] = answer(hash(&keys[i]))`, the keys hashed a block
 /// at a time and `fetch` (the prefetch of a hash's cells) called `ahead` keys ahead
-/// (at most [`LOOKUP_BLOCK`]; [`LOOKUP_AHEAD`] for the filters' few cells a key), so that several keys' cache misses overlap where single lookups wait on their
-/// own. The caller checks the lengths and dispatches on the cell width once, before the
-/// loop.
+/// (at most [`LOOKUP_BLOCK`]; for the filters [`lookup_ahead`] of their table's size:
+/// [`LOOKUP_AHEAD`], or 0, no prefetch, for tables in the L2), so that several keys'
+/// cache misses overlap where single lookups wait on their own. The caller checks the
+/// lengths and dispatches on the cell width once, before the loop.
 #[inline(always)]
 pub(crate) fn lookup_batch<K, T>(
     keys: &[K],

@@ -295,6 +295,41 @@ fn views_match_the_owned_filters_and_refuse_corrupt_bytes() {
     assert!(BinaryFuseFilterView::<u16>::from_bytes(&bad).is_err());
 }
 
+/// Tables of a MiB or more take the batch lookups' prefetching path (smaller ones go
+/// without): binary fuse and Bloomier batches answer there exactly as single lookups too,
+/// in batches of every length around the 128 keys prefetched ahead.
+#[test]
+fn large_table_batches_answer_as_single_lookups() {
+    let n = 1_200_000u64;
+    let keys: Vec<u64> = (0..2 * n)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 7)
+        .collect();
+    let members = &keys[..n as usize];
+    let fuse = BinaryFuseFilter::<u8>::build_from(members, 3).unwrap();
+    assert!(fuse.to_bytes().len() >= 1 << 20);
+    let pairs: Vec<(u64, u32)> = members
+        .iter()
+        .map(|&k| (k, (k >> 40) as u32 & 0xff))
+        .collect();
+    let bloomier = BloomierFilter::build(&pairs, 8, 8).unwrap();
+    assert!(bloomier.to_bytes().len() >= 1 << 20);
+    for len in [0, 1, 127, 128, 129, 5000, keys.len()] {
+        let q = &keys[n as usize - len / 2..][..len];
+        let mut out = vec![false; len];
+        fuse.contains_batch(q, &mut out).unwrap();
+        assert!(
+            q.iter().zip(&out).all(|(k, &o)| o == fuse.contains(k)),
+            "{len}"
+        );
+        let mut got = vec![None; len];
+        bloomier.get_batch(q, &mut got).unwrap();
+        assert!(
+            q.iter().zip(&got).all(|(k, &g)| g == bloomier.get(k)),
+            "{len}"
+        );
+    }
+}
+
 /// The batch lookups answer exactly as the single ones (members, values and false
 /// positives alike), for owned filters and views, every Bloomier cell reader (8, 16 and
 /// 32-bit cells, unaligned widths up to 56 bits, wider packed ones), keys and hashes; a
