@@ -694,7 +694,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
     #[inline(always)]
     unsafe fn insert_hash_inline<const VBMI: bool>(&mut self, hash: u64, value: L::Value) {
-        if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
+        // `k` past the kernels' reach goes straight to the mask path (no line located twice).
+        if VBMI
+            && self.layout == CellLayout::Blocked
+            && line_shift::<L::Value>() == 6
+            && self.k <= crate::line::GATHER_MAX
+        {
             let base = self.line_base(hash);
             let line = &mut self.cells[base..base + 64];
             // SAFETY: with `VBMI` the CPU has AVX-512F, BW and VBMI (this fn's contract).
@@ -759,7 +764,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
     #[inline(always)]
     unsafe fn get_hash_inline<const VBMI: bool>(&self, hash: u64) -> L::Value {
-        if VBMI && self.layout == CellLayout::Blocked && line_shift::<L::Value>() == 6 {
+        // `k` past the kernels' reach goes straight to the mask path (no line located twice).
+        if VBMI
+            && self.layout == CellLayout::Blocked
+            && line_shift::<L::Value>() == 6
+            && self.k <= crate::line::GATHER_MAX
+        {
             let base = self.line_base(hash);
             let line = &self.cells[base..base + 64];
             // SAFETY: with `VBMI` the CPU has AVX-512F, BW and VBMI (this fn's contract).

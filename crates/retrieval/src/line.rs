@@ -77,15 +77,19 @@ pub(crate) fn detect_backend() -> Backend {
     })
 }
 
+/// Most probes the VBMI probe kernels take (`avx512::meet_u8_probes`): the bytes of one
+/// 64-bit lane.
+pub(crate) const GATHER_MAX: usize = 8;
+
 /// `meet_probes` of `u8` cells: the VBMI gather for a 64-cell line and at most
-/// [`avx512::GATHER_MAX`] probes, else `None`.
+/// [`GATHER_MAX`] probes, else `None`.
 ///
 /// # Safety
 /// The CPU supports AVX-512F, BW and VBMI.
 #[inline(always)]
 unsafe fn gather_u8(op: LineMeet, line: &[u8], word: u64, k: usize) -> Option<u8> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if line.len() == 64 && (1..=avx512::GATHER_MAX).contains(&k) {
+    if line.len() == 64 && (1..=GATHER_MAX).contains(&k) {
         // SAFETY: the caller guarantees AVX-512F, BW and VBMI; `line` is 64 bytes.
         return Some(unsafe { avx512::meet_u8_probes(line.as_ptr(), op, word, k) });
     }
@@ -94,14 +98,14 @@ unsafe fn gather_u8(op: LineMeet, line: &[u8], word: u64, k: usize) -> Option<u8
 }
 
 /// `join_probes` of `u8` cells: the VBMI mask for a 64-cell line and at most
-/// [`avx512::GATHER_MAX`] probes; whether it joined.
+/// [`GATHER_MAX`] probes; whether it joined.
 ///
 /// # Safety
 /// The CPU supports AVX-512F, BW and VBMI.
 #[inline(always)]
 unsafe fn scatter_u8(op: LineJoin, line: &mut [u8], word: u64, k: usize, value: u8) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if line.len() == 64 && (1..=avx512::GATHER_MAX).contains(&k) {
+    if line.len() == 64 && (1..=GATHER_MAX).contains(&k) {
         // SAFETY: the caller guarantees AVX-512F, BW and VBMI; `line` is 64 bytes.
         unsafe { avx512::join_u8_probes(line.as_mut_ptr(), op, word, k, value) };
         return true;
@@ -195,8 +199,7 @@ mod avx512 {
     use super::{LineJoin, LineMeet};
     use std::arch::x86_64::*;
 
-    /// Most probes [`meet_u8_probes`] gathers: the bytes of one 64-bit lane.
-    pub(super) const GATHER_MAX: usize = 8;
+    use super::GATHER_MAX;
 
     /// Control bytes of `vpmultishiftqb` for `k` probes: byte `j` is `6 j` (probe `j`'s
     /// bit offset in the word) for `j < k`, and 0 past `k`, a second copy of probe 0,
