@@ -35,13 +35,25 @@ pub const PREFETCH_AHEAD: usize = 128;
 /// // SAFETY: slot 2 was set above.
 /// assert_eq!(unsafe { ring.get(2) }, 7);
 /// ```
-pub struct Ring<T, const N: usize>([core::mem::MaybeUninit<T>; N]);
+pub struct Ring<T, const N: usize> {
+    slots: [core::mem::MaybeUninit<T>; N],
+    /// Debug builds (and the tests, whose profile keeps debug assertions) record which
+    /// slots were written, so that a `get` of an unwritten slot panics instead of reading
+    /// uninitialised memory: the batch loops' ring indexing is then checked by every test
+    /// that runs them. Release builds carry nothing.
+    #[cfg(debug_assertions)]
+    written: [bool; N],
+}
 
 impl<T: Copy, const N: usize> Ring<T, N> {
     /// A ring with no slot set (nothing written).
     #[inline(always)]
     pub fn new() -> Self {
-        Ring([const { core::mem::MaybeUninit::uninit() }; N])
+        Ring {
+            slots: [const { core::mem::MaybeUninit::uninit() }; N],
+            #[cfg(debug_assertions)]
+            written: [false; N],
+        }
     }
 
     /// Sets slot `i`, and returns it (to fill it in place).
@@ -50,7 +62,11 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     /// If `i >= N`.
     #[inline(always)]
     pub fn set(&mut self, i: usize, value: T) -> &mut T {
-        self.0[i].write(value)
+        #[cfg(debug_assertions)]
+        {
+            self.written[i] = true;
+        }
+        self.slots[i].write(value)
     }
 
     /// Sets slots `0..len` to `value(0)`, `value(1)`, .. and returns them as a slice (the
@@ -66,12 +82,14 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     /// If `len > N`.
     #[inline(always)]
     pub fn fill(&mut self, len: usize, mut value: impl FnMut(usize) -> T) -> &[T] {
-        for (i, slot) in self.0[..len].iter_mut().enumerate() {
+        for (i, slot) in self.slots[..len].iter_mut().enumerate() {
             slot.write(value(i));
         }
+        #[cfg(debug_assertions)]
+        self.written[..len].fill(true);
         // SAFETY: slots `0..len` were just written (the slice above is in bounds), and
         // `MaybeUninit<T>` has `T`'s layout.
-        unsafe { core::slice::from_raw_parts(self.0.as_ptr().cast::<T>(), len) }
+        unsafe { core::slice::from_raw_parts(self.slots.as_ptr().cast::<T>(), len) }
     }
 
     /// The value of slot `i`.
@@ -81,11 +99,17 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     /// was made.
     ///
     /// # Panics
-    /// If `i >= N`.
+    /// If `i >= N`; in builds with debug assertions, also if slot `i` was never written
+    /// (the contract above, checked).
     #[inline(always)]
     pub unsafe fn get(&self, i: usize) -> T {
+        #[cfg(debug_assertions)]
+        assert!(
+            self.written[i],
+            "Ring::get of slot {i}, which was never written"
+        );
         // SAFETY: the caller guarantees the slot was written.
-        unsafe { self.0[i].assume_init() }
+        unsafe { self.slots[i].assume_init() }
     }
 }
 
@@ -164,4 +188,34 @@ pub fn prefetch<T>(ptr: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ring;
+
+    #[test]
+    fn ring_returns_what_was_set_and_filled() {
+        let mut ring = Ring::<(u64, u32), 4>::new();
+        assert_eq!(ring.fill(2, |i| (i as u64, 7)), &[(0, 7), (1, 7)]);
+        ring.set(3, (9, 9)).1 = 10;
+        // SAFETY: slots 0, 1 (fill) and 3 (set) were written.
+        unsafe {
+            assert_eq!(ring.get(0), (0, 7));
+            assert_eq!(ring.get(1), (1, 7));
+            assert_eq!(ring.get(3), (9, 10));
+        }
+    }
+
+    /// The debug-build check of `get`'s contract: reading a slot that was never written
+    /// panics before any uninitialised memory is read.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "never written")]
+    fn ring_get_of_an_unwritten_slot_panics_in_debug_builds() {
+        let mut ring = Ring::<u64, 4>::new();
+        ring.set(0, 1);
+        // SAFETY: not met on purpose; with debug assertions `get` panics first.
+        let _ = unsafe { ring.get(1) };
+    }
 }
