@@ -269,13 +269,20 @@ macro_rules! block_filters {
             /// bit-identical to a sequential build. The buffers hold one round of hashes,
             /// ~10 bytes per key of a round (one key per 8 bytes of filter, at least 2^22,
             /// at most the batch): up to ~1.25x the filter's size or ~40 MiB, whichever is
-            /// larger, allocated per call. Filters under 8 MiB, batches under 2^20 keys and
-            /// one-thread pools take the pipelined [`insert_batch`](Self::insert_batch) on
-            /// the calling thread instead: there partitioning costs more than it saves.
+            /// larger, allocated per call.
+            ///
+            /// A filter under 8 MiB fits in cache, so partitioning would only add work:
+            /// with at least 2^17 keys, each thread inserts its share of the keys into a
+            /// private zeroed copy of the filter (the first thread into the filter itself)
+            /// and the copies are then OR-ed in, in parallel. That costs one filter's size
+            /// per extra thread, at most 64 MiB in all (fewer threads if needed); a copy that
+            /// cannot be allocated has its keys inserted afterwards on the calling thread.
+            /// Other batches under 2^20 keys and one-thread pools take the pipelined
+            /// [`insert_batch`](Self::insert_batch) on the calling thread.
             ///
             /// # Panics
-            /// If those buffers cannot be allocated (out of memory), like a `Vec` that
-            /// cannot grow; the filter then holds a subset of `keys`.
+            /// If the partition buffers cannot be allocated (out of memory), like a `Vec`
+            /// that cannot grow; the filter then holds a subset of `keys`.
             pub fn par_insert_batch<T: Hash + Sync>(&mut self, keys: &[T])
             where
                 S: Sync,

@@ -168,19 +168,27 @@ fn partitioned_build_equals_sequential_build() {
     }
 }
 
-/// In-cache filters and batches below the partitioned build's thresholds (2^20 keys,
-/// 8 MiB) equal a sequential build for every pool size, odd block counts included (a
-/// partitioned variant for them was measured 0.83-1.1x of one thread at 1M keys on the
-/// 2-core Zen 5 and dropped; this test stays for any later one).
+/// In-cache filters (under 8 MiB) and batches below the partitioned build's threshold
+/// (2^20 keys) equal a sequential build for every pool size, odd block counts included.
+/// From 2^17 keys an in-cache filter takes the build by private copies OR-ed together
+/// (one worker per 2^16 keys, so 2, 3, 7 and 8 workers here), below it the calling thread.
 #[test]
 fn small_partitioned_build_equals_sequential_build() {
     let keys = SplitMix64(78).keys((1 << 18) * 2 + 777);
-    for threads in [2usize, 3, 8, 300] {
+    for threads in [2usize, 3, 4, 7, 8, 300] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        for len in [(1 << 16) - 1, 1 << 16, (1 << 18) + 1, keys.len()] {
+        for len in [
+            (1 << 16) - 1,
+            1 << 16,
+            (1 << 17) - 1,
+            1 << 17,
+            3 << 16,
+            (1 << 18) + 1,
+            keys.len(),
+        ] {
             let keys = &keys[..len];
             for blocks in [1_001u64, 40_009] {
                 let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
@@ -206,6 +214,33 @@ fn small_partitioned_build_equals_sequential_build() {
             }
         }
     }
+}
+
+/// The copy-and-merge build caps its private copies at 64 MiB in all: a filter just
+/// under 8 MiB gets at most 1 + 64 MiB / its size workers (here 9 + 1 of the 15 the keys
+/// allow), and the result still equals a sequential build.
+#[test]
+fn merged_build_with_capped_copies_equals_sequential_build() {
+    let keys = SplitMix64(79).keys((1 << 20) - 1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(300)
+        .build()
+        .unwrap();
+    let blocks = (7u64 << 20) / 64 + 3;
+    let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
+        .hashes(7)
+        .unwrap();
+    sequential.insert_batch(&keys);
+    let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
+        .hashes(7)
+        .unwrap();
+    pool.install(|| parallel.par_insert_batch(&keys));
+    assert!(parallel == sequential, "blocked, {blocks} blocks");
+    let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks * 2).unwrap();
+    sequential.insert_batch(&keys);
+    let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks * 2).unwrap();
+    pool.install(|| parallel.par_insert_batch(&keys));
+    assert!(parallel == sequential, "split-block, {} blocks", blocks * 2);
 }
 
 /// The bounded-memory parallel insert of hashes equals a sequential build for every
