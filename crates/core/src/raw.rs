@@ -81,6 +81,45 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) })
 }
 
+/// [`alloc_blocks`] of `n` values, zeroed in 64 KiB pieces, giving up (freeing what it
+/// took) as soon as `give_up()` says so between two pieces, or if the allocation fails.
+///
+/// For [`par_insert_merged`]'s copies, written by hand because the first touches of fresh
+/// memory are what such a copy costs, and they vary a lot: on the project's Firecracker
+/// guest (whose host takes freed memory back) a 1.25 MiB copy took from 0.4 ms (4 KiB
+/// pages faulted in) to several ms (memory the host had to back again), while the whole
+/// 1M-key split-block build takes 1.65 ms on one thread. Zeroed in pieces, a copy whose
+/// keys were all taken meanwhile costs its builder at most one piece more.
+fn alloc_blocks_unless<B: ZeroInit>(n: usize, give_up: impl Fn() -> bool) -> Option<Box<[B]>> {
+    const PIECE: usize = 64 << 10;
+    let layout = std::alloc::Layout::array::<B>(n).ok()?;
+    if layout.size() == 0 {
+        return None;
+    }
+    // SAFETY: `layout` has a non-zero size.
+    let raw = unsafe { std::alloc::alloc(layout) };
+    if raw.is_null() {
+        return None;
+    }
+    crate::memory::advise_raw(raw, layout.size());
+    let mut at = 0;
+    while at < layout.size() {
+        if give_up() {
+            // SAFETY: allocated above with `layout`, not yet handed out.
+            unsafe { std::alloc::dealloc(raw, layout) };
+            return None;
+        }
+        let len = PIECE.min(layout.size() - at);
+        // SAFETY: `at + len <= layout.size()`: inside the allocation.
+        unsafe { core::ptr::write_bytes(raw.add(at), 0, len) };
+        at += len;
+    }
+    // SAFETY: `raw` was allocated by the global allocator with the layout of `[B; n]`,
+    // which is what `Box<[B]>` frees with, and every byte is now zero: a valid `B`
+    // (`ZeroInit`).
+    Some(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(raw.cast::<B>(), n)) })
+}
+
 /// [`alloc_blocks`], then `fill(first, chunk)` over the blocks in chunks of a huge page
 /// (`first`: the chunk's first index), on every thread of the current rayon pool from
 /// [`crate::memory::PARALLEL_FILL_MIN_BYTES`] on: a filter read back from bytes lands on
@@ -661,8 +700,8 @@ const MERGE_MAX_COPY_BYTES: usize = 64 << 20;
 /// The parallel build of a filter that fits in cache. Workers claim chunks of
 /// [`MERGE_CHUNK_KEYS`] keys from a shared counter and insert them with the pipelined
 /// batch loop: the calling thread into `blocks` itself, every other worker into a private
-/// zeroed copy (`alloc_blocks`) made when it claims its first chunk, from its own core's
-/// cache. Then the copies are OR-ed into `blocks` in parallel over block ranges.
+/// zeroed copy ([`alloc_blocks_unless`]) that it makes before claiming any, from its own
+/// core's cache. Then the copies are OR-ed into `blocks` in parallel over block ranges.
 /// Bit-identical to a sequential build (OR is commutative).
 ///
 /// Claiming chunks, not fixed shares, is what makes this pay where threads wake slowly: on
@@ -673,8 +712,8 @@ const MERGE_MAX_COPY_BYTES: usize = 64 << 20;
 /// whoever is running does the work, and a worker that arrives late makes no copy.
 ///
 /// Extra memory: one copy per worker but the first, at most [`MERGE_MAX_COPY_BYTES`] in
-/// all (fewer workers if needed). A worker whose copy cannot be allocated hands back the
-/// chunk it claimed, and the calling thread inserts it into `blocks` at the end.
+/// all (fewer workers if needed). A worker whose copy cannot be allocated claims nothing:
+/// the others, the calling thread at least, insert every key.
 fn par_insert_merged<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
     backend: Backend,
     blocks: &mut [L::Block],
@@ -703,8 +742,8 @@ fn par_insert_merged<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
         };
         d_insert_batch::<L, Keys<'_, T, S>>(backend, dst, 0, total, k, &src);
     };
-    type Copy<'a, B, T> = (Option<Box<[B]>>, Option<&'a [T]>);
-    let ((), copies): ((), Vec<Copy<'_, L::Block, T>>) = rayon::join(
+    type Copies<B> = Vec<Option<Box<[B]>>>;
+    let ((), copies): ((), Copies<L::Block>) = rayon::join(
         || {
             while let Some(chunk) = claim() {
                 insert(blocks, chunk);
@@ -714,22 +753,21 @@ fn par_insert_merged<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
             (1..workers)
                 .into_par_iter()
                 .map(|_| {
-                    let Some(chunk) = claim() else {
-                        return (None, None);
-                    };
-                    let Ok(mut copy) = alloc_blocks::<L::Block>(total as u64, u64::MAX) else {
-                        return (None, Some(chunk));
-                    };
-                    insert(&mut copy, chunk);
+                    let exhausted =
+                        || next.load(Relaxed).saturating_mul(MERGE_CHUNK_KEYS) >= keys.len();
+                    // Made before claiming any keys, so a slow allocation holds none back.
+                    let mut copy = alloc_blocks_unless::<L::Block>(total, exhausted)?;
+                    let mut claimed = false;
                     while let Some(chunk) = claim() {
                         insert(&mut copy, chunk);
+                        claimed = true;
                     }
-                    (Some(copy), None)
+                    claimed.then_some(copy)
                 })
                 .collect()
         },
     );
-    let merged: Vec<&[L::Block]> = copies.iter().filter_map(|(c, _)| c.as_deref()).collect();
+    let merged: Vec<&[L::Block]> = copies.iter().filter_map(|c| c.as_deref()).collect();
     if !merged.is_empty() {
         // Ranges of 64 KiB per task.
         let range = ((64 << 10) / core::mem::size_of::<L::Block>()).max(1);
@@ -746,9 +784,6 @@ fn par_insert_merged<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
                     }
                 }
             });
-    }
-    for chunk in copies.iter().filter_map(|&(_, c)| c) {
-        insert(blocks, chunk);
     }
 }
 
