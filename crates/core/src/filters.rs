@@ -272,11 +272,12 @@ macro_rules! block_filters {
             /// larger, allocated per call.
             ///
             /// A filter under 8 MiB fits in cache, so partitioning would only add work:
-            /// with at least 2^17 keys, each thread inserts its share of the keys into a
-            /// private zeroed copy of the filter (the first thread into the filter itself)
-            /// and the copies are then OR-ed in, in parallel. That costs one filter's size
-            /// per extra thread, at most 64 MiB in all (fewer threads if needed); a copy that
-            /// cannot be allocated has its keys inserted afterwards on the calling thread.
+            /// with at least 2^17 keys, the threads claim chunks of 2^15 keys, the calling
+            /// thread inserts its chunks into the filter itself and every other thread into
+            /// a private zeroed copy, and the copies are then OR-ed in, in parallel. That
+            /// costs one filter's size per extra thread, at most 64 MiB in all (fewer
+            /// threads if needed); a thread whose copy cannot be allocated leaves its
+            /// chunks to the others.
             /// Other batches under 2^20 keys and one-thread pools take the pipelined
             /// [`insert_batch`](Self::insert_batch) on the calling thread.
             ///
