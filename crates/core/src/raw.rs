@@ -81,8 +81,9 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)) })
 }
 
-/// [`alloc_blocks`] of `n` values, zeroed in 64 KiB pieces, giving up (freeing what it
-/// took) as soon as `give_up()` says so between two pieces, or if the allocation fails.
+/// `n` zeroed values like [`alloc_blocks`] (but on 4 KiB pages), zeroed in 64 KiB pieces,
+/// giving up (freeing what it took) as soon as `give_up()` says so between two pieces, or
+/// if the allocation fails.
 ///
 /// For [`par_insert_merged`]'s copies, written by hand because the first touches of fresh
 /// memory are what such a copy costs, and they vary a lot: on the project's Firecracker
@@ -101,7 +102,9 @@ fn alloc_blocks_unless<B: ZeroInit>(n: usize, give_up: impl Fn() -> bool) -> Opt
     if raw.is_null() {
         return None;
     }
-    crate::memory::advise_raw(raw, layout.size());
+    // Not advised for huge pages, unlike `alloc_blocks`: a fresh huge page cost ~5 ms to
+    // fault in on the Firecracker guest, and in one piece; 4 KiB pages spread the faults
+    // over the pieces, and a copy under 8 MiB fits the L2 TLB's reach anyway.
     let mut at = 0;
     while at < layout.size() {
         if give_up() {
