@@ -455,10 +455,16 @@ impl<L: Layout> RawBlocks<L> {
     }
 
     pub(crate) fn zip_words(&mut self, other: &Self, f: impl Fn(u64, u64) -> u64) {
-        for (a, b) in self.blocks.iter_mut().zip(other.blocks.iter()) {
-            for (x, y) in L::u64_words_mut(a).iter_mut().zip(L::u64_words(b)) {
-                *x = f(*x, *y);
-            }
+        zip_block_words::<L>(&mut self.blocks, &other.blocks, f);
+    }
+}
+
+/// `dst[i] = f(dst[i], src[i])` over the `u64` words of two block slices (up to the
+/// shorter one's length): unions, intersections and [`par_insert_merged`]'s merge.
+fn zip_block_words<L: Layout>(dst: &mut [L::Block], src: &[L::Block], f: impl Fn(u64, u64) -> u64) {
+    for (a, b) in dst.iter_mut().zip(src) {
+        for (x, y) in L::u64_words_mut(a).iter_mut().zip(L::u64_words(b)) {
+            *x = f(*x, *y);
         }
     }
 }
@@ -780,11 +786,7 @@ fn par_insert_merged<L: Layout, T: Hash + Sync, S: BuildHasher + Sync>(
             .for_each(|(r, dst)| {
                 let (at, len) = (r * range, dst.len());
                 for copy in &merged {
-                    for (a, b) in dst.iter_mut().zip(&copy[at..at + len]) {
-                        for (x, y) in L::u64_words_mut(a).iter_mut().zip(L::u64_words(b)) {
-                            *x |= *y;
-                        }
-                    }
+                    zip_block_words::<L>(dst, &copy[at..at + len], |a, b| a | b);
                 }
             });
     }
