@@ -191,25 +191,13 @@ fn small_partitioned_build_equals_sequential_build() {
         ] {
             let keys = &keys[..len];
             for blocks in [1_001u64, 40_009] {
-                let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
-                    .hashes(6)
-                    .unwrap();
-                sequential.insert_batch(keys);
-                let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
-                    .hashes(6)
-                    .unwrap();
-                pool.install(|| parallel.par_insert_batch(keys));
-                assert!(
-                    parallel == sequential,
-                    "blocked, {threads} threads, {len} keys, {blocks} blocks"
-                );
-                let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
-                sequential.insert_batch(keys);
-                let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks).unwrap();
-                pool.install(|| parallel.par_insert_batch(keys));
-                assert!(
-                    parallel == sequential,
-                    "split-block, {threads} threads, {len} keys, {blocks} blocks"
+                assert_par_build_equals_sequential(
+                    &pool,
+                    keys,
+                    blocks,
+                    6,
+                    blocks,
+                    &format!("{threads} threads, {len} keys"),
                 );
             }
         }
@@ -227,20 +215,41 @@ fn merged_build_with_capped_copies_equals_sequential_build() {
         .build()
         .unwrap();
     let blocks = (7u64 << 20) / 64 + 3;
-    let mut sequential = BlockedBloomFilter::with_num_bits(blocks * 512)
-        .hashes(7)
-        .unwrap();
-    sequential.insert_batch(&keys);
-    let mut parallel = BlockedBloomFilter::with_num_bits(blocks * 512)
-        .hashes(7)
-        .unwrap();
-    pool.install(|| parallel.par_insert_batch(&keys));
-    assert!(parallel == sequential, "blocked, {blocks} blocks");
-    let mut sequential = SplitBlockBloomFilter::with_num_blocks(blocks * 2).unwrap();
-    sequential.insert_batch(&keys);
-    let mut parallel = SplitBlockBloomFilter::with_num_blocks(blocks * 2).unwrap();
-    pool.install(|| parallel.par_insert_batch(&keys));
-    assert!(parallel == sequential, "split-block, {} blocks", blocks * 2);
+    assert_par_build_equals_sequential(&pool, &keys, blocks, 7, blocks * 2, "300 threads");
+}
+
+/// Builds a blocked filter of `blocked_blocks` 512-bit blocks (`k` hashes) and a
+/// split-block filter of `split_blocks` blocks from `keys`, each once with
+/// `par_insert_batch` on `pool` and once sequentially, and asserts that every bit agrees.
+fn assert_par_build_equals_sequential(
+    pool: &rayon::ThreadPool,
+    keys: &[u64],
+    blocked_blocks: u64,
+    k: u32,
+    split_blocks: u64,
+    what: &str,
+) {
+    let blocked = || {
+        BlockedBloomFilter::with_num_bits(blocked_blocks * 512)
+            .hashes(k)
+            .unwrap()
+    };
+    let mut sequential = blocked();
+    sequential.insert_batch(keys);
+    let mut parallel = blocked();
+    pool.install(|| parallel.par_insert_batch(keys));
+    assert!(
+        parallel == sequential,
+        "blocked, {what}, {blocked_blocks} blocks"
+    );
+    let mut sequential = SplitBlockBloomFilter::with_num_blocks(split_blocks).unwrap();
+    sequential.insert_batch(keys);
+    let mut parallel = SplitBlockBloomFilter::with_num_blocks(split_blocks).unwrap();
+    pool.install(|| parallel.par_insert_batch(keys));
+    assert!(
+        parallel == sequential,
+        "split-block, {what}, {split_blocks} blocks"
+    );
 }
 
 /// The bounded-memory parallel insert of hashes equals a sequential build for every

@@ -119,15 +119,11 @@ impl Minimal {
     }
 }
 
-fn best_of<F: FnMut() -> usize>(rounds: usize, queries: usize, mut f: F) -> (f64, usize) {
-    let mut best = f64::INFINITY;
-    let mut hits = 0;
-    for _ in 0..rounds {
-        let t = Instant::now();
-        hits = black_box(f());
-        best = best.min(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
-    }
-    (best, hits)
+/// One timed pass of `f` over `queries` queries: ns per query and `f`'s hit count.
+fn timed<F: FnMut() -> usize>(queries: usize, mut f: F) -> (f64, usize) {
+    let t = Instant::now();
+    let hits = black_box(f());
+    (t.elapsed().as_secs_f64() * 1e9 / queries as f64, hits)
 }
 
 fn main() {
@@ -156,22 +152,16 @@ fn main() {
     let queries: Vec<u64> = (0..q).map(|i| keys[i % n]).collect();
     let mut t = [f64::INFINITY; 3];
     for _ in 0..9 {
-        let (a, hits) = best_of(1, q, || {
-            queries.iter().filter(|k| minimal.contains(k)).count()
-        });
+        let (a, hits) = timed(q, || queries.iter().filter(|k| minimal.contains(k)).count());
         // Each failed insert dropped one stored fingerprint: at most one member lost per
         // failure, each queried at most ceil(q / n) times.
         assert!(
             hits + failures * q.div_ceil(n) >= q,
             "minimal table lost members"
         );
-        let (b, hits) = best_of(1, q, || {
-            queries.iter().filter(|k| split.contains(k)).count()
-        });
+        let (b, hits) = timed(q, || queries.iter().filter(|k| split.contains(k)).count());
         assert_eq!(hits, q, "split-block lost members");
-        let (c, hits) = best_of(1, q, || {
-            queries.iter().filter(|k| cuckoo.contains(k)).count()
-        });
+        let (c, hits) = timed(q, || queries.iter().filter(|k| cuckoo.contains(k)).count());
         assert_eq!(hits, q, "cuckoo lost members");
         t = [t[0].min(a), t[1].min(b), t[2].min(c)];
     }
