@@ -408,7 +408,7 @@ impl AnyFilter {
         // on 2 cores the insert takes less time than the hashing, and this thread waited
         // for the difference: 1.37-1.48 s without helping against 1.15-1.18 s). Splitting
         // the insert over the pool and hashing on all threads measured slower on 2 cores
-        // (100M URLs, 2 threads, 5 interleaved runs each, two sessions: 1.52 and 1.55 s;
+        // (100M URLs, 2 threads, 5 interleaved runs each, two sets: 1.52 and 1.55 s;
         // the calling thread inserting beside 2 hashing threads 1.47 s, beside 1: 1.31 and
         // 1.34 s; with the hashes grouped by range in the worker tasks, three interleaved
         // runs: 1.35-1.45 s against 1.23-1.54 s). From 4 threads the pool inserts

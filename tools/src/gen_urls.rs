@@ -1,9 +1,9 @@
-//! `gen-urls` (hidden): URL files for the benchmarks of the README. Line `j` of file `f`
-//! is, for every 7th line (`j % 7 == 6`), a repeat of an earlier line of the same file;
-//! otherwise the `i`-th fresh URL, `i = j - j / 7`, whose id is shared by every file when
-//! `i` is even (id `i / 2`) and private to file `f` when odd. So two files of N lines
-//! share about 3N/7 distinct URLs. URLs are ~64 bytes, their ids hashed so that neither
-//! file is sorted.
+//! `gen-urls` (hidden): URL files for the benchmarks of `docs/benchmarks.md` and
+//! `docs/cli.md`. Line `j` of file `f` is, for every 7th line (`j % 7 == 6`), a repeat of
+//! an earlier line of the same file; otherwise the `i`-th fresh URL, `i = j - j / 7`,
+//! whose id is shared by every file when `i` is even (id `i / 2`) and private to file `f`
+//! when odd. So two files of N lines share about 3N/7 distinct URLs. URLs are ~64 bytes,
+//! their ids hashed so that neither file is sorted.
 
 use crate::error::Result;
 use crate::output::write_file;

@@ -2,6 +2,10 @@
 //! files of keys, and find the lines common to several large files within a memory
 //! budget (`common`, approximate or `--exact`).
 //!
+//! Guide: [the command line][guide-cli].
+//!
+//! [guide-cli]: https://github.com/bloomforge/bloomforge/blob/main/docs/cli.md
+//!
 //! ```text
 //! bloomforge build [KEYS]... -o F.bloom [--fp 0.01 | --bits-per-key B] [--expected N] [--kind K]   (K: blocked, split, standard, counting, counting-standard, dleft, scalable, scalable-standard, stable)
 //! bloomforge build [KEYS]... -o F.bloom --kind stable [--memory 64M | --cells N] [--cell-bits 3] [--fp 0.01]   (fixed memory, forgets; no merge)
@@ -118,7 +122,7 @@ enum Command {
     Diff(diff::Args),
     /// Print each line the first time it is seen, within --memory (a stable Bloom filter).
     Dedup(dedup::Args),
-    /// Generate a file of URLs for benchmarks (see the README).
+    /// Generate a file of URLs for benchmarks (see docs/benchmarks.md).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
 }

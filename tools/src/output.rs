@@ -48,10 +48,10 @@ const DIRECT_ALIGN: usize = 4096;
 ///
 /// Written by hand because it pays for the tool's main job: a buffered write puts every
 /// byte of a filter into freshly allocated page-cache pages before the `fsync` sends them
-/// to the disk, and allocating them is what costs. On the 2-core VM of the README a
-/// 124 MB filter took 0.30-0.33 s to `write` into cold page-cache pages (`dd bs=4M
-/// conv=fsync` the same), against 0.04-0.05 s direct, synced in both cases (`dd
-/// oflag=direct`). The data reaches the disk either way, since every output is synced
+/// to the disk, and allocating them is what costs. Measured on a 2-core virtual machine
+/// (see `docs/benchmarks.md`): a 124 MB filter takes 0.30-0.33 s to `write` into cold
+/// page-cache pages (`dd bs=4M conv=fsync` the same), against 0.04-0.05 s direct, synced
+/// in both cases (`dd oflag=direct`). The data reaches the disk either way, since every output is synced
 /// before it is renamed into place. Where `O_DIRECT` is refused (a file system without
 /// it, an alignment the device does not accept: `EINVAL`), the writer goes on through the
 /// page cache from the same offset. With one buffer, copying and the device's write do

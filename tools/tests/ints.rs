@@ -437,8 +437,8 @@ fn help_has_examples() {
 
 /// `ints unique` spilling to range files, interrupted by SIGINT while it prints (its
 /// stdout not read, so it blocks with the range files on disk): exit 130 and an empty
-/// `--temp-dir`. (Its directory used to be a plain `tempfile::TempDir`, removed only on
-/// drop, which an interrupted process never reaches.)
+/// `--temp-dir`. (A plain `tempfile::TempDir` would not do: it is removed only on drop,
+/// which an interrupted process never reaches.)
 #[cfg(unix)]
 #[test]
 fn unique_interrupted_while_spilled_removes_its_temp_files() {

@@ -1,4 +1,5 @@
-//! Out-of-cache timing: the figures behind the README's 100M-key table, in one process.
+//! Out-of-cache timing: the figures behind the 100M-key table of `docs/benchmarks.md`, in
+//! one process.
 //!
 //! ```sh
 //! cargo run --release -p bloomforge-bench --example out_of_cache            # 100M keys

@@ -7,9 +7,9 @@
 //! cargo run --release -p bloomforge-bench -- --quick
 //! ```
 //!
-//! prints a markdown table and writes CSV, JSON and SVG plots (with an `index.md`) under
-//! `target/bloomforge-report/`. The same run is available as a library call, which is how
-//! the tests drive it:
+//! prints a markdown table and writes CSV, JSON, SVG plots, a self-contained `report.html`
+//! and an `index.md` under `target/bloomforge-report/`. The same run is available as a
+//! library call, which is how the tests drive it:
 //!
 //! ```no_run
 //! use bloomforge_bench::{config::{Config, Mode}, run};
@@ -30,6 +30,7 @@
 //! hashers' costs. Every measured run checks its answers first ([`BenchError::WrongAnswer`]).
 
 pub mod config;
+pub mod html;
 pub mod measure;
 pub mod plots;
 pub mod report;
@@ -43,6 +44,26 @@ pub mod timing;
 pub mod workload;
 
 pub use theory::math;
+
+/// The guide's pages (`docs/guide/`): every `rust` block on them is compiled and run as a
+/// doctest of this crate, which depends on every filter crate.
+#[cfg(doctest)]
+pub mod guide {
+    #[doc = include_str!("../../../docs/guide/bloom.md")]
+    pub struct Bloom;
+    #[doc = include_str!("../../../docs/guide/concurrency.md")]
+    pub struct Concurrency;
+    #[doc = include_str!("../../../docs/guide/counting.md")]
+    pub struct Counting;
+    #[doc = include_str!("../../../docs/guide/bitmaps.md")]
+    pub struct Bitmaps;
+    #[doc = include_str!("../../../docs/guide/cuckoo.md")]
+    pub struct Cuckoo;
+    #[doc = include_str!("../../../docs/guide/stream.md")]
+    pub struct Stream;
+    #[doc = include_str!("../../../docs/guide/retrieval.md")]
+    pub struct Retrieval;
+}
 
 use config::Config;
 use measure::{

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
             if !cfg.quiet {
                 println!("{}", report::markdown(&r));
                 println!(
-                    "Report written to {}/ (index.md, report.md, CSV, JSON, SVG).",
+                    "Report written to {}/ (report.html, index.md, report.md, CSV, JSON, SVG).",
                     cfg.out_dir.display()
                 );
             }

@@ -332,7 +332,8 @@ pub fn random_line_reads(buf: &[u64], reads: usize, seed: u64) -> u64 {
 /// `buf`, prefetched [`PREFETCH_AHEAD`] ahead as the filters' batches are: the floor of an
 /// atomic insert, which needs at least one such instruction per key. A locked instruction
 /// also orders the memory operations around it, so its cost does not overlap as plain
-/// stores do (measured on the Zen 5 of the README: ~6.5 ns each, in L1 or out of it).
+/// stores do (measured: ~6.5 ns each, in L1 or out of it, on an AMD EPYC Zen 5; see
+/// `docs/benchmarks.md`).
 pub fn random_line_locked_ors(buf: &[AtomicU64], ops: usize, seed: u64) -> u64 {
     let lines = (buf.len() / 8).max(1) as u64;
     let mut rng = SplitMix64::new(seed);

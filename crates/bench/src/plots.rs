@@ -14,6 +14,48 @@ use std::path::Path;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
+/// Pixels kept right of every plot for its legend: legends sit beside the data, never on it.
+const LEGEND_WIDTH: u32 = 300;
+
+/// How a legend entry is marked.
+enum Mark {
+    /// A short line of the series' style.
+    Line(ShapeStyle),
+    /// A marker of [`marker_px`]'s shape and colour.
+    Point(usize, RGBColor),
+    /// A filled bar.
+    Bar(RGBColor),
+}
+
+/// Draws the legend on the canvas, right of the chart's plotting area (in the margin that
+/// [`LEGEND_WIDTH`] keeps free), one entry a row. Drawn on the whole canvas rather than
+/// through plotters' series labels, which clip their box and marks to the plotting area.
+fn draw_legend<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<'_, DB, CT>,
+    entries: &[(String, Mark)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let x = xs.end + 16;
+    for (i, (label, mark)) in entries.iter().enumerate() {
+        let y = ys.start + 8 + 18 * i as i32;
+        match mark {
+            Mark::Line(style) => root.draw(&PathElement::new(vec![(x, y), (x + 20, y)], *style))?,
+            Mark::Point(shape, colour) => root.draw(&marker_px(*shape, (x + 10, y), *colour))?,
+            Mark::Bar(colour) => root.draw(&Rectangle::new(
+                [(x + 2, y - 4), (x + 18, y + 4)],
+                colour.filled(),
+            ))?,
+        }
+        root.draw(&Text::new(
+            label.clone(),
+            (x + 28, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))?;
+    }
+    Ok(())
+}
+
 fn plot_err(path: &Path, e: impl std::fmt::Display) -> BenchError {
     BenchError::Plot {
         path: path.display().to_string(),
@@ -102,15 +144,17 @@ pub fn fp_vs_bits(report: &Report, path: &Path) -> Result<(), BenchError> {
         .filter(|v| *v > 0.0)
         .fold(1e-3f64, f64::min)
         / 3.0;
-    let root: Area = SVGBackend::new(path, (960, 640)).into_drawing_area();
+    let root: Area = SVGBackend::new(path, (960 + LEGEND_WIDTH, 640)).into_drawing_area();
     let draw = || -> Result<(), Box<dyn std::error::Error + '_>> {
         root.fill(&WHITE)?;
+        let mut legend: Vec<(String, Mark)> = Vec::new();
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 "False-positive rate vs bits per key (lines: theory; dots: measured, 95 % CI)",
                 ("sans-serif", 18),
             )
             .margin(12)
+            .margin_right(12 + LEGEND_WIDTH)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(x_min.max(0.5)..x_max, (y_min..1.0f64).log_scale())?;
@@ -137,68 +181,66 @@ pub fn fp_vs_bits(report: &Report, path: &Path) -> Result<(), BenchError> {
         ];
         for (layout, f) in curves.iter() {
             let colour = layout_colour(layout);
-            chart
-                .draw_series(LineSeries::new(
-                    grid.iter()
-                        .map(|&c| (c, f(c)))
-                        .take_while(|&(_, v)| v >= y_min),
-                    colour.stroke_width(2),
-                ))?
-                .label(format!("{layout} theory (best k)"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
+            chart.draw_series(LineSeries::new(
+                grid.iter()
+                    .map(|&c| (c, f(c)))
+                    .take_while(|&(_, v)| v >= y_min),
+                colour.stroke_width(2),
+            ))?;
+            legend.push((
+                format!("{layout} theory (best k)"),
+                Mark::Line(colour.stroke_width(2)),
+            ));
         }
         // Counting: 4 bits per counter, 128-counter lines, best k. d-left: the
         // achievable (bits/key, FP) pairs of the harness's shape at load 6, one per
         // remainder width r: 8 (r + 2) / 6 bits/key, FP 1 - exp(-24 / 2^r).
         let counting = layout_colour("counting");
-        chart
-            .draw_series(LineSeries::new(
-                grid.iter()
-                    .map(|&c| {
-                        let per_key = c / 4.0;
-                        let fp = math::best_k(
-                            |k| bloomforge_counting::math::blocked_fp(per_key, k),
-                            bloomforge_counting::math::SIZING_MAX_K,
-                        )
-                        .1;
-                        (c, fp)
-                    })
-                    .take_while(|&(_, v)| v >= y_min),
-                counting.stroke_width(2),
-            ))?
-            .label("counting (4-bit, 128/line) theory")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], counting.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(
+            grid.iter()
+                .map(|&c| {
+                    let per_key = c / 4.0;
+                    let fp = math::best_k(
+                        |k| bloomforge_counting::math::blocked_fp(per_key, k),
+                        bloomforge_counting::math::SIZING_MAX_K,
+                    )
+                    .1;
+                    (c, fp)
+                })
+                .take_while(|&(_, v)| v >= y_min),
+            counting.stroke_width(2),
+        ))?;
+        legend.push((
+            "counting (4-bit, 128/line) theory".into(),
+            Mark::Line(counting.stroke_width(2)),
+        ));
         let dleft = layout_colour("d-left");
         let (d, w, cbits, load) = crate::subjects::DLEFT_SHAPE;
-        chart
-            .draw_series(LineSeries::new(
-                (1..=30u32)
-                    .map(|r| {
-                        let bits = f64::from(w * (r + cbits)) / load;
-                        let fp = -(-f64::from(d) * load / f64::from(r).exp2()).exp_m1();
-                        (bits, fp)
-                    })
-                    .filter(|&(b, v)| b <= x_max && v >= y_min),
-                dleft.stroke_width(2),
-            ))?
-            .label("d-left (d=4, w=8, load 6) theory")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], dleft.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(
+            (1..=30u32)
+                .map(|r| {
+                    let bits = f64::from(w * (r + cbits)) / load;
+                    let fp = -(-f64::from(d) * load / f64::from(r).exp2()).exp_m1();
+                    (bits, fp)
+                })
+                .filter(|&(b, v)| b <= x_max && v >= y_min),
+            dleft.stroke_width(2),
+        ))?;
+        legend.push((
+            "d-left (d=4, w=8, load 6) theory".into(),
+            Mark::Line(dleft.stroke_width(2)),
+        ));
         let fuse = layout_colour("binary-fuse-8");
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(x_min.max(1.0), 1.0 / 256.0), (x_max, 1.0 / 256.0)],
-                6,
-                4,
-                fuse.stroke_width(1),
-            ))?
-            .label("binary-fuse-8 theory (2^-8)")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], fuse));
+        chart.draw_series(DashedLineSeries::new(
+            [(x_min.max(1.0), 1.0 / 256.0), (x_max, 1.0 / 256.0)],
+            6,
+            4,
+            fuse.stroke_width(1),
+        ))?;
+        legend.push((
+            "binary-fuse-8 theory (2^-8)".into(),
+            Mark::Line(fuse.into()),
+        ));
         let mut filters: Vec<(&str, &str, Origin)> = Vec::new();
         for p in &pts {
             if !filters.iter().any(|f| f.0 == p.filter) {
@@ -222,20 +264,13 @@ pub fn fp_vs_bits(report: &Report, path: &Path) -> Result<(), BenchError> {
                     colour.stroke_width(1),
                 )
             }))?;
-            chart
-                .draw_series(
-                    mine.iter()
-                        .map(|p| marker(shape, (p.bits_per_key, p.fp.measured.max(y_min)), colour)),
-                )?
-                .label(format!("{name} (measured)"))
-                .legend(move |(x, y)| marker_px(shape, (x + 10, y), colour));
+            chart.draw_series(
+                mine.iter()
+                    .map(|p| marker(shape, (p.bits_per_key, p.fp.measured.max(y_min)), colour)),
+            )?;
+            legend.push((format!("{name} (measured)"), Mark::Point(shape, colour)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&root, &chart, &legend)?;
         root.present()?;
         Ok(())
     };
@@ -318,15 +353,17 @@ pub fn ns_vs_size(report: &Report, path: &Path) -> Result<(), BenchError> {
         .filter(|v| *v > 0.0);
     let y_max = values.clone().fold(1.0f64, f64::max) * 1.5;
     let y_min = values.fold(y_max, f64::min).min(1.0) / 1.5;
-    let root: Area = SVGBackend::new(path, (960, 640)).into_drawing_area();
+    let root: Area = SVGBackend::new(path, (960 + LEGEND_WIDTH, 640)).into_drawing_area();
     let draw = || -> Result<(), Box<dyn std::error::Error + '_>> {
         root.fill(&WHITE)?;
+        let mut legend: Vec<(String, Mark)> = Vec::new();
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 "Query ns/key vs filter size at 10 bits/key (solid: single key, dashed: batch)",
                 ("sans-serif", 18),
             )
             .margin(12)
+            .margin_right(12 + LEGEND_WIDTH)
             .x_label_area_size(40)
             .y_label_area_size(60)
             // Our own key points (1, 2, 5 x 10^k): plotters' log-scale points repeat a
@@ -377,15 +414,11 @@ pub fn ns_vs_size(report: &Report, path: &Path) -> Result<(), BenchError> {
             } else {
                 (*name).to_string()
             };
-            chart
-                .draw_series(LineSeries::new(
-                    mine.iter().map(|p| (lg(p.bytes), p.neg_ns)),
-                    colour.stroke_width(2),
-                ))?
-                .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
+            chart.draw_series(LineSeries::new(
+                mine.iter().map(|p| (lg(p.bytes), p.neg_ns)),
+                colour.stroke_width(2),
+            ))?;
+            legend.push((label, Mark::Line(colour.stroke_width(2))));
             chart.draw_series(
                 mine.iter()
                     .map(|p| Circle::new((lg(p.bytes), p.neg_ns), 3, colour.filled())),
@@ -398,12 +431,7 @@ pub fn ns_vs_size(report: &Report, path: &Path) -> Result<(), BenchError> {
                 chart.draw_series(DashedLineSeries::new(batch, 6, 4, colour.stroke_width(2)))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&root, &chart, &legend)?;
         root.present()?;
         Ok(())
     };
@@ -440,15 +468,17 @@ pub fn thread_scaling(report: &Report, path: &Path) -> Result<(), BenchError> {
         .copied()
         .unwrap_or(1)
         .max(2) as f64;
-    let root: Area = SVGBackend::new(path, (800, 560)).into_drawing_area();
+    let root: Area = SVGBackend::new(path, (800 + LEGEND_WIDTH, 560)).into_drawing_area();
     let draw = || -> Result<(), Box<dyn std::error::Error + '_>> {
         root.fill(&WHITE)?;
+        let mut legend: Vec<(String, Mark)> = Vec::new();
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!("Bulk-load speedup vs threads (n = {n_max}, pinned rayon pools)"),
                 ("sans-serif", 18),
             )
             .margin(12)
+            .margin_right(12 + LEGEND_WIDTH)
             .x_label_area_size(40)
             .y_label_area_size(50)
             .build_cartesian_2d(0.5..t_max + 0.5, 0.0..t_max + 0.5)?;
@@ -459,13 +489,11 @@ pub fn thread_scaling(report: &Report, path: &Path) -> Result<(), BenchError> {
             .x_label_formatter(&integer_label)
             .y_desc("speedup over 1 thread")
             .draw()?;
-        chart
-            .draw_series(LineSeries::new(
-                [(1.0, 1.0), (t_max, t_max)],
-                BLACK.mix(0.3),
-            ))?
-            .label("ideal")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.3)));
+        chart.draw_series(LineSeries::new(
+            [(1.0, 1.0), (t_max, t_max)],
+            BLACK.mix(0.3),
+        ))?;
+        legend.push(("ideal".into(), Mark::Line(BLACK.mix(0.3).into())));
         for (i, r) in rows.iter().enumerate() {
             let colour = palette(i);
             let base = r.bulk[0].timing.ns_per_key;
@@ -474,20 +502,14 @@ pub fn thread_scaling(report: &Report, path: &Path) -> Result<(), BenchError> {
                 .iter()
                 .map(|b| (b.threads as f64, base / b.timing.ns_per_key))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(series.clone(), colour.stroke_width(2)))?
-                .label(format!("{} ({:.1} ns/key at 1 thread)", r.filter, base))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
+            chart.draw_series(LineSeries::new(series.clone(), colour.stroke_width(2)))?;
+            legend.push((
+                format!("{} ({:.1} ns/key at 1 thread)", r.filter, base),
+                Mark::Line(colour.stroke_width(2)),
+            ));
             chart.draw_series(series.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&root, &chart, &legend)?;
         root.present()?;
         Ok(())
     };
@@ -518,61 +540,51 @@ pub fn histogram_vs_theory(
         .chain(theory.iter().flat_map(|(_, t)| t.iter()))
         .fold(0.1f64, |a, &b| a.max(b))
         * 2.0;
-    let root: Area = SVGBackend::new(path, (800, 560)).into_drawing_area();
-    let draw =
-        || -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 18))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(60)
-                .build_cartesian_2d(-0.5..len as f64 - 0.5, (floor..y_max).log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .x_labels(len + 1)
-                .x_label_formatter(&integer_label)
-                .y_desc("fraction")
-                .y_label_formatter(&|v| format!("{v:.0e}"))
-                .draw()?;
-            let bar = RGBColor(160, 160, 160);
-            chart
-                .draw_series(observed.iter().enumerate().filter(|(_, &v)| v > 0.0).map(
-                    |(i, &v)| {
-                        let x = i as f64;
-                        Rectangle::new([(x - 0.35, floor), (x + 0.35, v)], bar.filled())
-                    },
-                ))?
-                .label("measured")
-                .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 16, y + 4)], bar.filled()));
-            for (j, (name, t)) in theory.iter().enumerate() {
-                let colour = palette(j);
-                let pts: Vec<(f64, f64)> = t
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v > floor)
-                    .map(|(i, &v)| (i as f64, v))
-                    .collect();
-                // Later curves thinner, so coinciding theories stay visible.
-                let width = 4u32.saturating_sub(2 * j as u32).max(1);
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(width)))?
-                    .label(*name)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width))
-                    });
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()?;
-            root.present()?;
-            Ok(())
-        };
+    let root: Area = SVGBackend::new(path, (800 + LEGEND_WIDTH, 560)).into_drawing_area();
+    let draw = || -> Result<(), Box<dyn std::error::Error + '_>> {
+        root.fill(&WHITE)?;
+        let mut legend: Vec<(String, Mark)> = Vec::new();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .margin_right(12 + LEGEND_WIDTH)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.5..len as f64 - 0.5, (floor..y_max).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .x_labels(len + 1)
+            .x_label_formatter(&integer_label)
+            .y_desc("fraction")
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()?;
+        let bar = RGBColor(160, 160, 160);
+        chart.draw_series(observed.iter().enumerate().filter(|(_, &v)| v > 0.0).map(
+            |(i, &v)| {
+                let x = i as f64;
+                Rectangle::new([(x - 0.35, floor), (x + 0.35, v)], bar.filled())
+            },
+        ))?;
+        legend.push(("measured".into(), Mark::Bar(bar)));
+        for (j, (name, t)) in theory.iter().enumerate() {
+            let colour = palette(j);
+            let pts: Vec<(f64, f64)> = t
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v > floor)
+                .map(|(i, &v)| (i as f64, v))
+                .collect();
+            // Later curves thinner, so coinciding theories stay visible.
+            let width = 4u32.saturating_sub(2 * j as u32).max(1);
+            chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(width)))?;
+            legend.push((name.to_string(), Mark::Line(colour.stroke_width(width))));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+        }
+        draw_legend(&root, &chart, &legend)?;
+        root.present()?;
+        Ok(())
+    };
     draw().map_err(|e| plot_err(path, e))
 }
 

@@ -1,5 +1,6 @@
 //! The report: a markdown table for stdout and `report.md`, CSV and JSON files, the SVG
-//! plots, and an `index.md` linking them.
+//! plots, `report.html` (all of it in one self-contained page) and an `index.md` linking
+//! them.
 
 use crate::measure::{Row, FP_ALPHA};
 use crate::subjects::Origin;
@@ -668,6 +669,8 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>, BenchError>
     let mut md = markdown(report);
     md.push_str(&sweep_tables(report));
     write(dir, "report.md", &md, &mut files)?;
+    let html = crate::html::page(&md, &plot_files, dir)?;
+    write(dir, "report.html", &html, &mut files)?;
     files.extend(plot_files.iter().map(|(f, _)| f.clone()));
     files.push("results.json".into());
     files.push("index.md".into());
@@ -692,7 +695,7 @@ fn index_md(report: &Report, plots: &[(String, String)]) -> String {
         report.config.command,
         report.meta.date_utc
     );
-    s.push_str("## Tables\n\n- [report.md](report.md): every table (also printed to stdout)\n");
+    s.push_str("## Tables\n\n- [report.html](report.html): every table and plot in one page (open it in a browser)\n- [report.md](report.md): every table (also printed to stdout)\n");
     for (f, what) in [
         ("results.csv", "one line per filter and scenario"),
         ("results.json", "everything, machine-readable"),

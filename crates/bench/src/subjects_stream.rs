@@ -13,7 +13,7 @@
 //!
 //! At the harness's small sizes our insert time is dominated by sizing each new slice:
 //! core's layout-exact solver (`BlockedBloomFilter::with_false_pos`) takes about 1-3 ms
-//! a slice on this machine (35 ms for the first, which fills its tables). A stack has
+//! a slice on an AMD EPYC (35 ms for the first, which fills its tables). A stack has
 //! `log2(n / n0)` slices, so this vanishes per key at large `n`.
 //!
 //! **Stable.** A stable filter forgets by design, while the harness checks that every

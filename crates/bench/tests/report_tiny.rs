@@ -50,6 +50,8 @@ fn out_dir() -> PathBuf {
     dir
 }
 
+mod report_html;
+
 #[test]
 fn tiny_run_writes_parsable_report() {
     let dir = out_dir();
@@ -153,7 +155,20 @@ fn tiny_run_writes_parsable_report() {
     }
     let md = read(&dir, "report.md");
     assert!(md.contains("| **blocked** |") && md.contains("floor"));
+    report_html::check(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The report of a full run, when `BLOOMFORGE_REPORT_DIR` names its directory (say, after
+/// a `--quick` harness run): its `report.html` is checked the same way as the tiny run's.
+#[test]
+fn named_report_html_renders() {
+    match std::env::var_os("BLOOMFORGE_REPORT_DIR") {
+        Some(dir) => report_html::check(Path::new(&dir)),
+        None => {
+            println!("BLOOMFORGE_REPORT_DIR not set: only the tiny run's report.html is checked")
+        }
+    }
 }
 
 /// `--keys FILE` end to end: the file's keys (duplicates and a CRLF line included) are

@@ -9,6 +9,10 @@
 //!   occur exactly once ([`TwoBitmap::iter_once`]), 1 GiB for the whole u32 domain.
 //! - [`AtomicBitmap`] / [`AtomicTwoBitmap`]: the same with `&self` inserts from many threads.
 //!
+//! Guide: [bitmaps and 2-bitmaps][guide-bitmaps].
+//!
+//! [guide-bitmaps]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/bitmaps.md
+//!
 //! These structures are exact: they are sized by their universe, not by an item count
 //! and a false-positive rate, so the constructor is `Bitmap::new(universe)` (see the
 //! workspace conventions) and the builder takes `.universe(n)`.
@@ -56,6 +60,11 @@ pub use bitmap::{AtomicBitmap, AtomicIter, Bitmap, BitmapBuilder, BitmapView, It
 pub use bloomforge_core::Backend;
 pub use partition::RangeBuckets;
 pub use two::{AtomicTwoBitmap, IterState, Seen, TwoBitmap, TwoBitmapBuilder, TwoBitmapView};
+
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 use bloomforge_core::format::{self, FilterKind};
 use bloomforge_core::DefaultHasher;

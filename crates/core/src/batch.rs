@@ -8,16 +8,17 @@ use core::hash::{BuildHasher, Hash};
 /// ~280 ns and an independent one a few ns, so over a hundred lines must be in flight to
 /// reach the random-read floor of a core that can keep them.
 ///
-/// Measured on a Zen 5 EPYC (2026-11-26, 100M keys, 125 MB filters, `out_of_cache`,
-/// ns/key at 32 / 64 / 96 / 128 / 192 / 256 ahead): random 64-byte reads 5.9-6.4 / 3.8-4.2
-/// / 3.4-3.5 / 2.6-2.7 / 3.5 / 2.7; blocked `insert_batch` 7.1-7.6 / 4.9-5.2 / 5.2-5.6 /
-/// 4.9-5.0 / 5.6 / 5.2, `contains_batch` 7.0-7.2 / 4.7-4.9 / 4.7-4.9 / 4.1-4.2 / 5.1 /
-/// 4.4; split-block `insert_batch` 6.7 / 4.1-4.3 / 4.0-4.1 / 2.9 / 4.0 / 3.1,
-/// `contains_batch` 6.9 / 4.2-4.3 / 4.5-4.6 / 3.1-3.2 / 4.6 / 3.3 (the distances that are
-/// not powers of two also pay a division for the ring's index). Filters in cache (1M keys)
-/// measured the same at 32 and 128. 32 had been the best on the Zen 3 and Intel machines
-/// of earlier runs; a core with fewer miss buffers than lines in flight holds the extra
-/// prefetches back, so a longer distance should not cost there (not measured again).
+/// Chosen by measurement (100M keys, 125 MB filters, the `out_of_cache` example, on an AMD
+/// EPYC Zen 5, 2 cores; ns/key at 32 / 64 / 96 / 128 / 192 / 256 ahead): random 64-byte
+/// reads 5.9-6.4 / 3.8-4.2 / 3.4-3.5 / 2.6-2.7 / 3.5 / 2.7; blocked `insert_batch`
+/// 7.1-7.6 / 4.9-5.2 / 5.2-5.6 / 4.9-5.0 / 5.6 / 5.2, `contains_batch` 7.0-7.2 / 4.7-4.9 /
+/// 4.7-4.9 / 4.1-4.2 / 5.1 / 4.4; split-block `insert_batch` 6.7 / 4.1-4.3 / 4.0-4.1 /
+/// 2.9 / 4.0 / 3.1, `contains_batch` 6.9 / 4.2-4.3 / 4.5-4.6 / 3.1-3.2 / 4.6 / 3.3 (the
+/// distances that are not powers of two also pay a division for the ring's index). Filters
+/// in cache (1M keys) measure the same at 32 and 128. On AMD Zen 3 and Intel Xeon cores,
+/// where 32 measured best, a core with fewer miss buffers than lines in flight holds the
+/// extra prefetches back, so the longer distance should not cost there (128 is not measured
+/// on them). See `docs/benchmarks.md`.
 pub const PREFETCH_AHEAD: usize = 128;
 
 /// The ring of a pipelined batch loop: `N` slots of what the loop prepared for the items

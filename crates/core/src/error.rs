@@ -199,7 +199,7 @@ pub enum Error {
     /// A filter needs at least one bit (or block).
     #[error("a filter needs at least one bit; pass a positive size")]
     ZeroBits,
-    /// The requested size does not fit the layout or this machine's address space.
+    /// The requested size does not fit the layout or the platform's address space.
     #[error("requested size {requested} exceeds the maximum {max} for this layout")]
     TooLarge {
         /// What was asked for, in the layout's unit (bits for standard filters, blocks

@@ -10,8 +10,8 @@ use core::hash::{BuildHasher, Hash};
 
 /// The default hasher: foldhash's `quality` variant with a fixed, caller-chosen seed.
 ///
-/// Chosen by measurement (see the README): under 1 ns for a `u64`, against 5-17 ns for
-/// std's SipHash. foldhash's `fast` variant was tried first and rejected: for one `u64` it
+/// Chosen by measurement (see `docs/benchmarks.md`): under 1 ns for a `u64`, against 5-17 ns
+/// for std's SipHash. foldhash's `fast` variant does not fit: for one `u64` it
 /// is a single multiply-fold of `key ^ seed`, so sequential keys fill blocks too evenly
 /// (FP 7-12 % off the theory at 2^20 sequential keys) and seeds only permute the keys
 /// (seeds 1 and 2 set identical bits for keys 0..2^20); `quality` adds one multiply-fold
@@ -80,8 +80,8 @@ impl BuildHasher for DefaultHasher {
 /// Keyed hashing for adversarial input: HighwayHash with a secret 256-bit key.
 ///
 /// An attacker who knows this code but not the key cannot craft keys that collide, so
-/// they cannot drive the false-positive rate up. It costs about 36-40 ns a key (measured on
-/// the reference machine, see the README), against ~1.6 ns for [`DefaultHasher`]: use it
+/// they cannot drive the false-positive rate up. It costs about 36-40 ns a key (measured; see
+/// `docs/benchmarks.md`), against ~1.6 ns for [`DefaultHasher`]: use it
 /// where keys come from untrusted parties.
 ///
 /// Note that `highway::Key::default()` is all zeros, i.e. *unkeyed*; this type never uses

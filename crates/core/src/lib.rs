@@ -4,6 +4,12 @@
 //! (AVX2 / AVX-512 chosen at run time, a scalar oracle always compiled), lock-free
 //! concurrent inserts, pipelined batch operations and parallel bulk loading.
 //!
+//! Guide: [Bloom filters][guide-bloom] (choosing a layout, sizing, hashing) and
+//! [concurrency][guide-concurrency] (atomic filters, batches, bulk loading).
+//!
+//! [guide-bloom]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/bloom.md
+//! [guide-concurrency]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/concurrency.md
+//!
 //! ```
 //! use bloomforge_core::{BlockedBloomFilter, SplitBlockBloomFilter, StandardBloomFilter};
 //!
@@ -74,8 +80,8 @@ pub use ranges::{RangeSplit, RangeSplitter};
 pub use standard::{AtomicStandardBloomFilter, Probes, StandardBloomFilter, STANDARD_MAX_HASHES};
 pub use view::{BlockedBloomFilterView, SplitBlockBloomFilterView};
 
-/// The README's examples, compiled and run as doctests.
-#[doc = include_str!("../../../README.md")]
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 

@@ -643,7 +643,7 @@ pub fn split_block_fp_exact_load(m: u64, n: u64, s: u32, w: u32) -> f64 {
 mod tests {
 
     /// A few thousandths of a bit per key put ~500 000 keys in a block: past the exact
-    /// model's range, so the cached sizing answers NaN (it used to index past its table
+    /// model's range, so the cached sizing answers NaN (it must not index past its table
     /// and panic: `bloomforge build --bits-per-key 0.001`).
     #[test]
     fn cached_blocked_fp_past_the_load_limit_is_nan() {

@@ -8,8 +8,8 @@
 //! that allocate their own tables (counting, d-left) use [`try_vec_filled`], or call
 //! [`advise_huge_pages`] on the spare capacity of a fresh `Vec` before filling it.
 //!
-//! Measured at 100M keys (125 MB filter, Zen 3 KVM guest, 2026-11-23): blocked
-//! `insert_batch` 23.3 -> 16.7 ns/key, `contains_batch` 13.3 -> 10.8. It is a hint:
+//! Measured at 100M keys (125 MB filter, on an AMD EPYC Zen 3 virtual machine, 2 vCPUs):
+//! blocked `insert_batch` 23.3 -> 16.7 ns/key, `contains_batch` 13.3 -> 10.8. It is a hint:
 //! elsewhere, with THP off, or if the kernel refuses, nothing changes.
 
 use core::mem::MaybeUninit;
@@ -74,9 +74,9 @@ pub fn try_vec_filled<T: Clone + Send + Sync>(
 
 /// Allocations from this size on are filled (zeroed) by every thread of the current rayon
 /// pool: their first touches are page faults, each of which clears a page, and in a virtual
-/// machine whose host has not backed the memory yet each also costs the host a fault (a
-/// fresh 118 MiB filter took 0.28 s to zero on one thread of a KVM guest, 0.15 s on two,
-/// 0.01 s once the host had backed it).
+/// machine whose hypervisor has not backed the memory yet each also costs the hypervisor a
+/// fault (measured: a fresh 118 MiB filter zeroes in 0.28 s on one thread of a KVM virtual
+/// machine, 0.15 s on two, 0.01 s once the hypervisor has backed it).
 pub const PARALLEL_FILL_MIN_BYTES: usize = 16 << 20;
 
 /// The share of a parallel fill one task writes: a huge page.

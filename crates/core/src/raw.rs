@@ -86,10 +86,11 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
 /// if the allocation fails.
 ///
 /// For [`par_insert_merged`]'s copies, written by hand because the first touches of fresh
-/// memory are what such a copy costs, and they vary a lot: on the project's Firecracker
-/// guest (whose host takes freed memory back) a 1.25 MiB copy took from 0.4 ms (4 KiB
-/// pages faulted in) to several ms (memory the host had to back again), while the whole
-/// 1M-key split-block build takes 1.65 ms on one thread. Zeroed in pieces, a copy whose
+/// memory are what such a copy costs, and they vary a lot: on a virtual machine whose
+/// hypervisor reclaims freed memory, a 1.25 MiB copy takes from 0.4 ms (4 KiB pages
+/// faulted in) to several ms (memory the hypervisor must back again), while the whole
+/// 1M-key split-block build takes 1.65 ms on one thread (measured on an AMD EPYC Zen 5,
+/// 2 cores). Zeroed in pieces, a copy whose
 /// keys were all taken meanwhile costs its builder at most one piece more.
 fn alloc_blocks_unless<B: ZeroInit>(n: usize, give_up: impl Fn() -> bool) -> Option<Box<[B]>> {
     const PIECE: usize = 64 << 10;
@@ -102,9 +103,10 @@ fn alloc_blocks_unless<B: ZeroInit>(n: usize, give_up: impl Fn() -> bool) -> Opt
     if raw.is_null() {
         return None;
     }
-    // Not advised for huge pages, unlike `alloc_blocks`: a fresh huge page cost ~5 ms to
-    // fault in on the Firecracker guest, and in one piece; 4 KiB pages spread the faults
-    // over the pieces, and a copy under 8 MiB fits the L2 TLB's reach anyway.
+    // Not advised for huge pages, unlike `alloc_blocks`: a fresh huge page can take ~5 ms
+    // to fault in, in one piece, on virtual machines whose hypervisor reclaims freed
+    // memory; 4 KiB pages spread the faults over the pieces, and a copy under 8 MiB fits
+    // the L2 TLB's reach anyway.
     let mut at = 0;
     while at < layout.size() {
         if give_up() {
@@ -258,15 +260,14 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
     // reuse their ring slots. Interleaving one prefetch per insert leaves each stalled
-    // prefetch with only ~2 inserts' worth of work behind it in the reorder buffer. On a
-    // Zen 3 VM the grouped form measured 14.4-18.9 against 16.2-25.6 ns/key (100M keys,
-    // 125 MB, nine interleaved runs), the same at 37.5 MB, and ~7 % slower on a 1.2 MB
-    // filter (8.6 against 8.1), hence the size gate. Split-block inserts (a few
-    // instructions) showed no gain, nor do blocked inserts whose kernel builds the mask in
-    // a few vector ops (AVX-512: `Kernel::GROUPED_BLOCKED_INSERT`). Those runs had
-    // PREFETCH_AHEAD = 32 (groups of 16); at 128 (groups of 64) the AVX2 kernel's grouped
-    // insert measured 7.5-7.6 ns/key on the Zen 5 of the README against 9.8-9.9 at 32
-    // (100M keys, two alternated runs each).
+    // prefetch with only ~2 inserts' worth of work behind it in the reorder buffer.
+    // Measured on an AMD EPYC Zen 3, 2 vCPUs, with groups of 16: grouped 14.4-18.9 vs
+    // interleaved 16.2-25.6 ns/key (100M keys, 125 MB, nine interleaved runs), the same at
+    // 37.5 MB, and ~7 % slower on a 1.2 MB filter (8.6 vs 8.1), hence the size gate.
+    // Split-block inserts (a few instructions) gain nothing, nor do blocked inserts whose
+    // kernel builds the mask in a few vector ops (AVX-512: `Kernel::GROUPED_BLOCKED_INSERT`).
+    // Measured on an AMD EPYC Zen 5, 2 cores, AVX2 kernel, 100M keys: groups of 64
+    // (PREFETCH_AHEAD = 128) 7.5-7.6 ns/key vs 9.8-9.9 with groups of 16.
     const GROUP: usize = PREFETCH_AHEAD / 2;
     let bytes = blocks
         .len()
@@ -645,7 +646,7 @@ pub(crate) fn par_insert_partitioned<L: Layout, T: Hash + Sync, S: BuildHasher +
         par_insert_merged::<L, T, S>(backend, blocks, k, keys, hasher);
         return;
     }
-    // Measured at 100M keys on a Zen 3 VM: partitioning on one thread is no faster than
+    // Measured at 100M keys on an AMD EPYC Zen 3: partitioning on one thread is no faster than
     // the pipelined insert (16.8 against 16.6 ns/key), and an in-cache filter or a small
     // batch pays for the buffers without gaining locality, so those take the pipelined
     // insert on the calling thread.
@@ -714,11 +715,12 @@ const MERGE_MAX_COPY_BYTES: usize = 64 << 20;
 /// Bit-identical to a sequential build (OR is commutative).
 ///
 /// Claiming chunks, not fixed shares, is what makes this pay where threads wake slowly: on
-/// the 2-core Zen 5 KVM guest a sleeping rayon worker often took 0.5-2 ms to start the
-/// stolen task (the harness's bulk rows: 0.53-0.62 ms in some tables, 0.01-0.1 ms in
-/// others), while a whole 1M-key split-block build takes 1.65 ms on one thread. With
-/// fixed halves the calling thread then ran both (1.12-1.19x one thread); with chunks,
-/// whoever is running does the work, and a worker that arrives late makes no copy.
+/// a 2-core AMD EPYC Zen 5 KVM virtual machine a sleeping rayon worker often takes 0.5-2 ms
+/// to start the stolen task (the harness's bulk rows: 0.53-0.62 ms in some tables,
+/// 0.01-0.1 ms in others), while a whole 1M-key split-block build takes 1.65 ms on one
+/// thread. With fixed halves the calling thread then runs both (measured: 1.12-1.19x one
+/// thread); with chunks, whoever is running does the work, and a worker that arrives late
+/// makes no copy.
 ///
 /// Extra memory: one copy per worker but the first, at most [`MERGE_MAX_COPY_BYTES`] in
 /// all (fewer workers if needed). A worker whose copy cannot be allocated claims nothing:

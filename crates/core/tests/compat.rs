@@ -1,5 +1,5 @@
-//! Format compatibility: filters written by the `bloomforge` CLI of 2026-11-25 (format
-//! version 3; 1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must load,
+//! Format compatibility: filters written by the `bloomforge` CLI at format version 3
+//! (1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must load,
 //! hold every key, answer the non-members `key-1000`..`key-2999` exactly as they did then
 //! (`*.maybe.txt`: the ones that read "maybe"), and re-encode to the same bytes. A change
 //! to the format, the hashing or the probe derivation fails here.

@@ -152,8 +152,8 @@ fn every_backend_matches_the_scalar_oracle() {
 fn all_ones_and_empty_filters() {
     let mut rng = SplitMix64(11);
     let probes = rng.keys(2000);
-    // The log says which kernels this machine checked against the oracle (an AVX2-only
-    // CI machine cannot run the AVX-512 ones).
+    // The log says which kernels the machine running the tests checked against the oracle
+    // (an AVX2-only CI machine cannot run the AVX-512 ones).
     eprintln!("backends exercised: {:?}", Backend::available());
     for backend in Backend::available() {
         let empty = blocked(4096, 64, backend);

@@ -5,6 +5,10 @@
 //! line of 128 counters (one cache miss per operation); a standard layout (counters
 //! anywhere) is available for the textbook case and for comparison.
 //!
+//! Guide: [counting and d-left filters][guide-counting].
+//!
+//! [guide-counting]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/counting.md
+//!
 //! ```
 //! use bloomforge_counting::{AtomicCountingBloomFilter, CountingBloomFilter, CountingError};
 //!
@@ -76,3 +80,8 @@ pub use error::{CountingError, CountingShape};
 pub use layout::{CounterLayout, CounterLine, LINE_COUNTERS, MAX_HASHES};
 pub use nibble::COUNTER_MAX;
 pub use plain::{CountingBloomFilter, StandardCounting};
+
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -36,7 +36,7 @@ fn cpu_has(flag: &str) -> bool {
     false
 }
 
-/// Whether this machine must run a backend that needs `flags` (x86-64 backends only on x86-64, not in Miri).
+/// Whether the machine running the tests must run a backend that needs `flags` (x86-64 backends only on x86-64, not in Miri).
 fn cpu_runs(flags: &[&str]) -> bool {
     if flags.is_empty() {
         return true;

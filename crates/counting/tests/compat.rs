@@ -1,5 +1,5 @@
-//! Format compatibility: counting filters written by the `bloomforge` CLI of 2026-11-25
-//! (format version 3; 1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must
+//! Format compatibility: counting filters written by the `bloomforge` CLI at format
+//! version 3 (1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must
 //! load, count every key once, answer the non-members `key-1000`..`key-2999` exactly as
 //! they did then (`*.maybe.txt`), and re-encode to the same bytes.
 

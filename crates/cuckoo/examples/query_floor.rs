@@ -1,6 +1,6 @@
-//! How fast can any two-bucket cuckoo query be, next to split-block? A lower bound for
-//! issue 19's target (`contains` <= 1.2x split-block at 1M keys), measured before
-//! changing the format for it:
+//! How fast can any two-bucket cuckoo query be, next to split-block? A lower bound that
+//! tells whether a format change could reach the goal `contains` <= 1.2x split-block at 1M
+//! keys:
 //! `cargo run --release -p bloomforge-cuckoo --example query_floor -- [keys, default 996000]`.
 //!
 //! The "minimal" table is the cheapest cuckoo derivation there is, the one a format change

@@ -1,5 +1,5 @@
-//! Semi-sorted buckets (Fan et al. 2014, section 5.2), measured before building them:
-//! the decode cost of the 4-slot, 4-bit-prefix encoding against this crate's packed
+//! Semi-sorted buckets (Fan et al. 2014, section 5.2), measured without building them
+//! into the crate: the decode cost of the 4-slot, 4-bit-prefix encoding against this crate's packed
 //! 12-bit buckets, single queries, one run:
 //! `cargo run --release -p bloomforge-cuckoo --example semisort -- [keys, default 1M]`.
 //!

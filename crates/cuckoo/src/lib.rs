@@ -9,6 +9,10 @@
 //! always compiled), prefetching batch loops, the project's file format with a zero-copy
 //! view, and a shared form for `&self` inserts from many threads.
 //!
+//! Guide: [cuckoo filters][guide-cuckoo].
+//!
+//! [guide-cuckoo]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/cuckoo.md
+//!
 //! ```
 //! use bloomforge_cuckoo::{CuckooError, CuckooFilter};
 //!
@@ -50,13 +54,13 @@
 //! | 12 | 2 | 0.078 % | 15.0 |
 //! | 16 | 4 | 0.011 % | 17.0 |
 //!
-//! Semi-sorted buckets (the paper's one bit per key saved at b = 4) are not implemented:
-//! measured first (`examples/semisort.rs`: the same fingerprints at 12 bits, 4 slots, load
+//! Semi-sorted buckets (the paper's one bit per key saved at b = 4) are not implemented.
+//! Measured by `examples/semisort.rs` (the same fingerprints at 12 bits, 4 slots, load
 //! 0.94, the same queries), the 4-bit-prefix encoding saves 8.4 % (11.70 vs 12.77
 //! bits/key) but its decode (a dependent load from a 3876-entry table, then spreading the
 //! prefixes and low bytes into 16-bit lanes) makes a single query 2.3-2.4x slower in cache
 //! (10K-100K keys: 6.6-7.3 vs 2.9-3.1 ns) and 2.1-2.4x at 1M keys on a loaded machine.
-//! The speed does not hold, so the issue's condition for them is not met.
+//! They would pay only if queries kept their speed, and they do not.
 
 mod concurrent;
 mod error;
@@ -71,8 +75,12 @@ pub use filter::{CuckooBuilder, CuckooFilter, DEFAULT_MAX_KICKS};
 pub use persist::CuckooFilterView;
 pub use table::{Fingerprint, Fp12, Fp16, Fp8};
 
-/// The README's cuckoo example, run as a doctest here (core's README doctest cannot: it
-/// does not depend on this crate).
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+/// A cuckoo example like that of `docs/guide/cuckoo.md`, run as a doctest of this crate.
 ///
 /// ```
 /// use bloomforge_cuckoo::{CuckooFilter, Fp16};

@@ -95,7 +95,7 @@ async fn run_plan(plan: &str, dir: &Path, rows: u64) -> Result<()> {
             println!("filter_bytes {}", filter.len());
             // Bound once (decoded and checked here), called by name: the plan carries no
             // megabyte literal. `bloom_contains($1, url)` with the bytes as a parameter
-            // answers the same (see the README for what it costs here).
+            // answers the same (see docs/sql.md for what it costs).
             let in_a = bloomforge_datafusion::BloomContainsFilter::from_bytes("in_a", &filter)?;
             ctx.register_udf(datafusion::logical_expr::ScalarUDF::from(in_a));
             let df = ctx

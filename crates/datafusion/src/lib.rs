@@ -4,6 +4,10 @@
 //! [Apache DataFusion](https://datafusion.apache.org): two SQL functions, registered with
 //! one call.
 //!
+//! Guide: [SQL with DataFusion][guide-sql].
+//!
+//! [guide-sql]: https://github.com/bloomforge/bloomforge/blob/main/docs/sql.md
+//!
 //! * [`bloom_agg(expr, expected_items, false_pos [, kind])`](BloomAgg): an aggregate
 //!   returning the filter of every non-null value of `expr` as `Binary`, the bytes of
 //!   `SplitBlockBloomFilter::to_bytes` (read them back with `from_bytes`), or with
@@ -72,6 +76,19 @@
 //! window, when execution starts); bad filter bytes, partial filters of a different kind
 //! or parameters, and retracting a row never added are a `DataFusionError::External`
 //! wrapping a [`BloomUdfError`]. No input makes the functions panic.
+
+/// This crate's `README.md`, the repository's front page and the SQL guide
+/// (`docs/sql.md`): every `rust` block on them is compiled and run as a doctest here (this
+/// crate reaches both bloomforge-core and DataFusion).
+#[cfg(doctest)]
+pub mod pages {
+    #[doc = include_str!("../README.md")]
+    pub struct CrateReadme;
+    #[doc = include_str!("../../../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../../../docs/sql.md")]
+    pub struct Sql;
+}
 
 mod agg;
 mod contains;

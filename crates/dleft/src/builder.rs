@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn half_the_space_of_a_counting_bloom_filter() {
-        // The bar: at 1 % and 0.1 %, at most 0.55x the bits per key of a counting
+        // The design goal: at 1 % and 0.1 %, at most 0.55x the bits per key of a counting
         // Bloom filter with 4-bit counters, here even compared at the *target* rate
         // (the d-left filter's own rate is lower still).
         for (p, want_bits) in [(1e-2, 18.67), (1e-3, 22.67)] {

@@ -29,12 +29,12 @@ const AHEAD_FAR: usize = 64;
 const _: () =
     assert!(AHEAD_NEAR.is_power_of_two() && AHEAD_FAR.is_power_of_two() && AHEAD_NEAR <= AHEAD_FAR);
 
-/// The table size from which the batch loops prefetch [`AHEAD_FAR`] keys ahead. Zen 5
-/// (32 MiB L3 shared), AVX-512 kernel, 1 % tables, ns/key of `contains_batch` /
-/// `insert_batch` at 8 against 64 keys ahead: 2.67 MB (1M keys) 4.6-4.7 / 6.9-7.1 against
-/// 4.9 / 7.7; 8 MB 4.9-5.0 / 6.9-7.1 against 5.2-5.3 / 7.7; 13 MB 5.7-6.0 / 11.7-12.4
-/// against 5.2-5.4 / 10.9-11.3; 27 MB (10M keys) 16.0-16.9 / 21.6-22.1 against 7.4-7.5 /
-/// 13.1 (32 ahead: 8.4-9.7 / 12.9-13.9).
+/// The table size from which the batch loops prefetch [`AHEAD_FAR`] keys ahead. Measured
+/// on an AMD EPYC Zen 5, 2 cores (32 MiB L3 shared), AVX-512 kernel, 1 % tables, ns/key
+/// of `contains_batch` / `insert_batch` at 8 against 64 keys ahead: 2.67 MB (1M keys)
+/// 4.6-4.7 / 6.9-7.1 against 4.9 / 7.7; 8 MB 4.9-5.0 / 6.9-7.1 against 5.2-5.3 / 7.7;
+/// 13 MB 5.7-6.0 / 11.7-12.4 against 5.2-5.4 / 10.9-11.3; 27 MB (10M keys) 16.0-16.9 /
+/// 21.6-22.1 against 7.4-7.5 / 13.1 (32 ahead: 8.4-9.7 / 12.9-13.9).
 const AHEAD_FAR_MIN_BYTES: usize = 12 << 20;
 
 /// A d-left counting Bloom filter (Bonomi, Mitzenmacher, Panigrahy, Singh, Varghese,
@@ -102,11 +102,12 @@ trait Journal {
 /// A located key of the batch loops' ring: its `d` candidate buckets and remainders.
 ///
 /// Aligned to a cache line (96 bytes padded to 128): each field sits in one line and no
-/// entry straddles a page, whatever the stack's alignment. As a bare 96-byte tuple, `insert_batch` of 10^6 keys
-/// (1 %, AVX-512) took 21-24 ns a key instead of 7.2-7.6 in some processes: under
-/// `setarch -R`, with the stack moved by the environment's size, one stack offset in 128
-/// was slow every time (`bloomforge-bench --quick --only d-left` hit it in 2 runs of 5).
-/// With the aligned entries none of the 128 offsets was (7.0-8.4 ns), nor 4 harness runs.
+/// entry straddles a page, whatever the stack's alignment. As a bare 96-byte tuple, it
+/// makes `insert_batch` of 10^6 keys (1 %, AVX-512) take 21-24 ns a key instead of 7.2-7.6
+/// in some processes: under `setarch -R`, with the stack moved by the environment's size,
+/// one stack offset in 128 is slow every time (`bloomforge-bench --quick --only d-left`
+/// hit it in 2 runs of 5). With the aligned entries none of the 128 offsets is (measured:
+/// 7.0-8.4 ns), nor 4 harness runs.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Located([*const u8; 8], [u32; 8]);

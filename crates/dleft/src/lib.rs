@@ -4,6 +4,10 @@
 //! ESA 2006) with permutation-based fingerprints: a counting filter (insert, remove,
 //! count) in about half the space of a counting Bloom filter, with SIMD bucket matching.
 //!
+//! Guide: [counting and d-left filters][guide-counting].
+//!
+//! [guide-counting]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/counting.md
+//!
 //! ```
 //! use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
 //!
@@ -121,6 +125,11 @@ pub use builder::{
 pub use error::{DLeftError, Result};
 pub use filter::DLeftCountingBloomFilter;
 pub use layout::{MAX_CELLS_PER_BUCKET, MAX_CELL_BITS, MAX_COUNTER_BITS, MAX_SUBTABLES};
+
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// The kernels' internal answer for a saturated (sticky) counter; the public
 /// [`DLeftCountingBloomFilter::count`] turns it into `Count::AtLeast(2^c - 1)`.

@@ -406,7 +406,7 @@ mod tests {
 
     /// Reference values from an independent pure-Python classical RK4 of the same
     /// equations (`fp_theory.py`'s `dlcbf_fluid` right-hand side, 2000 steps per unit of
-    /// load; scipy is not installed here, so its DOP853 could not be run). The Python
+    /// load, without scipy: a fixed-step integrator, not an adaptive one). The Python
     /// overflow value carries the extra factor `d` (see [`FluidLimit::overflow_per_bucket`]).
     #[allow(clippy::type_complexity)]
     const PYTHON_RK4: &[(u32, u32, f64, &[f64], f64)] = &[

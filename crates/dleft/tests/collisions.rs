@@ -1,4 +1,4 @@
-//! The "seed scenario" of the issue: with permutation fingerprints, two keys share a
+//! The seed scenario: with permutation fingerprints, two keys share a
 //! (subtable, bucket, remainder) cell exactly when their true fingerprints are equal,
 //! so deleting one key can never take away another key's cell. Tiny remainders force
 //! thousands of fingerprint collisions; deletions run in adversarial orders.

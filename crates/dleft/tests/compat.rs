@@ -1,5 +1,5 @@
-//! Format compatibility: a d-left filter written by the `bloomforge` CLI of 2026-11-25
-//! (format version 3; 1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must
+//! Format compatibility: a d-left filter written by the `bloomforge` CLI at format
+//! version 3 (1000 keys `key-0`..`key-999`, seed 42, 1 %, `--expected 1000`) must
 //! load, count every key once, answer the non-members `key-1000`..`key-2999` exactly as it
 //! did then (`dleft.maybe.txt`), and re-encode to the same bytes.
 

@@ -339,7 +339,7 @@ fn run(s: Shape, ops: &[Op]) -> Result<(), TestCaseError> {
             return Err(TestCaseError::fail(e));
         }
     }
-    // No false negative, count >= truth (the statement, implied by the exact
+    // No false negative, count >= truth (the filter's promise, implied by the exact
     // model but checked directly too).
     let f = &filters[0];
     let mut truth: HashMap<u64, u64> = HashMap::new();

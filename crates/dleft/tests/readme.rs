@@ -1,4 +1,5 @@
-//! The README's "one way" example (counting and d-left side by side), compiled and run.
+//! A counting and a d-left filter side by side (the example of `docs/guide/counting.md`),
+//! compiled and run.
 
 #[test]
 fn readme_counting_and_dleft_example() {

@@ -31,7 +31,7 @@ const PAIR_COLLISION_BOUND: f64 = 0.003;
 /// `13.5 d (d - 1) / m^3` over the `d (d - 1) / 2` pairs), which 1.5 d + 30 cells left at
 /// 1.5-3 % for d = 10-300; the second term holds that bound to
 /// [`PAIR_COLLISION_BOUND`] (0.3 %). It decides up to d = 1333; measured decode rates at
-/// the resulting sizes are >= 99.7 % for every d (the README's curve).
+/// the resulting sizes are >= 99.7 % for every d (the table in `docs/guide/retrieval.md`).
 fn cells_for_diff(d: usize) -> Result<usize, RetrievalError> {
     if d == 0 {
         return Err(bloomforge_core::Error::ZeroItems.into());
@@ -137,8 +137,8 @@ impl Iblt {
     /// A table that lists a difference of up to `d` entries with high probability:
     /// `max(1.5 d, cbrt(4500 d (d - 1))) + 30` cells rounded up to three equal subtables
     /// (the second term, which decides up to d = 1333, holds the chance that two entries
-    /// share all three cells below 0.3 %; the README's curve shows the decode rate against
-    /// cells per entry: >= 99.7 % at these sizes). Hasher seed 0.
+    /// share all three cells below 0.3 %; the table in `docs/guide/retrieval.md` shows the
+    /// decode rate against cells per entry: >= 99.7 % at these sizes). Hasher seed 0.
     ///
     /// # Errors
     /// [`bloomforge_core::Error::ZeroItems`] for `d == 0`; an allocation failure.

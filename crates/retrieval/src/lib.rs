@@ -3,6 +3,10 @@
 //! Bloomier, xor and binary fuse filters, compact approximators and invertible Bloom lookup
 //! tables.
 //!
+//! Guide: [filters that store values][guide-retrieval].
+//!
+//! [guide-retrieval]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/retrieval.md
+//!
 //! The static filters ([`BinaryFuseFilter`], [`XorFilter`], [`BloomierFilter`]) are built
 //! once from their whole key set, so instead of `new(expected_items, false_pos)` they take
 //! the keys: a one-line `build`, or the builder (`.seed(s)` or `.hasher(h)`, `.threads(t)`,
@@ -78,3 +82,8 @@ pub use fuse::{
     XorFilterBuilder, XorFilterView,
 };
 pub use iblt::{Iblt, IbltBuilder, DEFAULT_EXPECTED_DIFF};
+
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

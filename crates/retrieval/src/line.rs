@@ -14,11 +14,11 @@
 //! the CPU also has AVX-512 VBMI (Zen 4 and later, Ice Lake and later): the positions are
 //! cut out of the key's mix with one `vpmultishiftqb`, a lookup gathers its cells with one
 //! `vpermb` and reduces 8 bytes instead of 64, and an insert builds the line's mask in
-//! vector registers instead of the scalar loop over the probes. On the Zen 5 of the README
-//! (`PERF_ONLY=approx`, `CountMin<u8>` at 1 %, 5 probes), `get_batch` went from 5.8-5.9 to
-//! 3.7 ns a key at 10^6 keys and from 8.4-8.5 to 5.6 at 10^7, `insert_batch` from
-//! 4.9-5.2 to 4.5-4.6 and 7.4-7.5 to 6.1-6.2, the single insert at 10^7 from 43-45 to
-//! 37 ns.
+//! vector registers instead of the scalar loop over the probes. Measured on an AMD EPYC
+//! Zen 5, 2 cores (`PERF_ONLY=approx`, `CountMin<u8>` at 1 %, 5 probes), without / with
+//! them: `get_batch` 5.8-5.9 / 3.7 ns a key at 10^6 keys and 8.4-8.5 / 5.6 at 10^7,
+//! `insert_batch` 4.9-5.2 / 4.5-4.6 and 7.4-7.5 / 6.1-6.2, the single insert at 10^7
+//! 43-45 / 37 ns.
 
 use bloomforge_core::Backend;
 

@@ -225,20 +225,20 @@ pub(crate) fn retry_hash(hash: u64, attempt: u32) -> u64 {
 
 /// Keys hashed at a time by the batch lookups (and the approximator's batch insert).
 pub(crate) const LOOKUP_BLOCK: usize = 1024;
-/// Keys ahead of the one answered whose cells are prefetched (8 left a 22 MB Bloomier
-/// table at 19-20 ns a key, 32 at 8.4-9.7; on the Zen 5 of the README, 10M keys, its
-/// `get_batch` took 9.8-10.3 ns a key at 32 (blocks of 256 keys), 7.3 at 64 (512) and
-/// 6.4-6.6 at 128 (1024); the 11 MB binary fuse filter's `contains_batch` and the 1M-key
-/// rows measured the same).
+/// Keys ahead of the one answered whose cells are prefetched. Measured: 8 ahead leaves a
+/// 22 MB Bloomier table at 19-20 ns a key, 32 at 8.4-9.7; on an AMD EPYC Zen 5, 2 cores,
+/// 10M keys, its `get_batch` takes 9.8-10.3 ns a key at 32 (blocks of 256 keys), 7.3 at 64
+/// (512) and 6.4-6.6 at 128 (1024); the 11 MB binary fuse filter's `contains_batch` and the
+/// 1M-key rows measure the same.
 pub(crate) const LOOKUP_AHEAD: usize = 128;
 
 /// Tables below this size (a core's L2 on the machines measured) are not prefetched by
 /// the batch lookups: they answer from the cache, where the prefetches only add work.
 /// `BinaryFuseFilter<u8>::contains_batch` in calls of 1024 keys, ns/key with / without
-/// the prefetches (`small_batches` example, Zen 5 with 1 MiB of L2, 2026-11-26): 3.29 /
+/// the prefetches (`small_batches` example, AMD EPYC Zen 5 with 1 MiB of L2): 3.29 /
 /// 2.67 at 10^5 keys (0.11 MB), 4.26 / 3.66 at 10^6 (1.1 MB), 4.60 / 4.19 at 3 10^6 (3.4
-/// MB), 4.60 / 5.96 at 10^7 (11 MB); but the retrieval `perf` example, without them from 8
-/// MiB, measured 1.1 MB slower (4.27-4.52 against 3.67-3.84, the 2.3 MB Bloomier table
+/// MB), 4.60 / 5.96 at 10^7 (11 MB); but in the retrieval `perf` example a threshold of
+/// 8 MiB makes 1.1 MB slower (4.27-4.52 against 3.67-3.84, the 2.3 MB Bloomier table
 /// 5.06-5.28 against 4.35-4.54), so only what fits the L2 goes without.
 pub(crate) const LOOKUP_PREFETCH_MIN_BYTES: usize = 1 << 20;
 
@@ -317,13 +317,13 @@ pub(crate) fn fingerprint_hash(hash: u64) -> u64 {
 /// bytes written before the choice existed, so those still load and answer as they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Derivation {
-    /// A full 64-bit mix of the hash ([`fingerprint_hash`], two multiplies): the
-    /// filters written before 2026-11-26.
+    /// A full 64-bit mix of the hash ([`fingerprint_hash`], two multiplies): filters
+    /// written by versions that did not record the derivation.
     Mixed = 0,
     /// One multiply and a byte swap: the low bits of the result are the product's top
     /// bits, each of which depends on every bit of the hash (its low bits, which the
-    /// three cell positions largely fix, included). Written since 2026-11-26. At 10^6
-    /// keys, one process, 9 rounds: a Bloomier `get` of 8-bit values and fingerprints
+    /// three cell positions largely fix, included); what new filters use. Measured at
+    /// 10^6 keys, one process, 9 rounds: a Bloomier `get` of 8-bit values and fingerprints
     /// 7.4 ns mixed, 6.2 multiplied, 5.6-5.9 multiplied with its unchecked cell reads
     /// (xorf `BinaryFuse16` 4.7-5.1 in the same rounds); `BinaryFuseFilter` `contains`
     /// 1.15-1.16x xorf's mixed, 0.99-1.01x multiplied (`u8` and `u16`).

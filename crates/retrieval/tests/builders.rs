@@ -294,8 +294,8 @@ fn approximator_takes_a_hasher() {
     assert_eq!(seeded.hasher().seed(), 3);
 }
 
-/// Key sets whose first hashes do not peel (found for c8558a0's code, which then stored a
-/// derived seed): the builder keeps the hasher it was given and records the retry, and
+/// Key sets whose first hashes do not peel (found with the first encoding, which stored a
+/// derived seed for them): the builder keeps the hasher it was given and records the retry, and
 /// `contains_hash` still takes the hasher's own hashes.
 #[test]
 fn retries_keep_the_hasher_and_record_the_retry() {

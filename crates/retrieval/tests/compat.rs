@@ -1,38 +1,39 @@
 //! Format compatibility: bytes written by an earlier version must load, answer as they did
 //! then, and re-encode to the same bytes.
 //!
-//! `tests/data/compat/c8558a0/` holds bytes written by the code of commit c8558a0, before
-//! the retrieval filters took a hasher parameter and recorded their retry index (the
-//! layout's then-reserved word, 0 in all of them). They were written by a generator like
-//! [`write_fixtures`] run against that commit's API (`build_from(&keys, seed)`,
+//! `tests/data/compat/c8558a0/` (named after the revision that wrote it) holds bytes of the
+//! first encoding, from before the retrieval filters took a hasher parameter and recorded
+//! their retry index (the layout's then-reserved word, 0 in all of them). They were written
+//! by a generator like [`write_fixtures`] run against that version's API
+//! (`build_from(&keys, seed)`,
 //! `build_with_seed`, `Iblt::with_cells`), with these parameters:
 //! - `fuse8`, `fuse16`, `xor8`, `xor16`: `BinaryFuseFilter` / `XorFilter` of `u8` / `u16` over
 //!   the 1000 keys `key-0`..`key-999` (`String`s), seed 42;
 //! - `fuse8-retried`, `xor8-retried`: the 50 keys `key-0`..`key-49`, seeds 13 and 8, whose
-//!   first seed did not peel: that code stored a derived seed instead;
+//!   first seed did not peel: that version stored a derived seed instead;
 //! - `bloomier`: `key-i -> (7 i) mod 4096`, 12 value bits, 8 fingerprint bits, seed 42;
 //! - `bloomier-retried`: the 50 keys, `key-i -> 3 i`, 8 and 8 bits, seed 13 (retried);
 //! - `iblt`: `Iblt::with_cells(60, 42)`, `key-0`..`key-999` inserted, `key-0`..`key-994`
 //!   removed (five entries left).
 //!
-//! `tests/data/compat/888a351/` holds the fixtures of the format below as the code of
-//! commit 888a351 wrote them, with fingerprints derived by a full mix of the hash
-//! (fingerprint derivation 0): every `*-retried` and `*-keyed` filter listed below but
-//! `iblt-keyed`. Since 2026-11-26 the Bloomier, binary fuse and xor filters derive their
-//! fingerprints by one multiply (derivation 1, recorded in bits 8..16 of the Bloomier's
-//! fingerprint-width word and of a membership filter's layout tag word); the files of
-//! both derivations must load and answer as they did.
+//! `tests/data/compat/888a351/` (likewise named) holds the fixtures of the format below
+//! with fingerprints derived by a full mix of the hash (fingerprint derivation 0): every
+//! `*-retried` and `*-keyed` filter listed below but `iblt-keyed`. The current Bloomier,
+//! binary fuse and xor filters derive their fingerprints by one multiply (derivation 1,
+//! recorded in bits 8..16 of the Bloomier's fingerprint-width word and of a membership
+//! filter's layout tag word); the files of both derivations must load and answer as they
+//! did.
 //!
 //! `tests/data/compat/` itself holds bytes of the format that records the retry index and
-//! takes any hasher, written by [`write_fixtures`] on 2026-11-25 (its filters but the IBLT
-//! rewritten on 2026-11-26 with derivation 1, the old ones moved to `888a351/`; it runs with
-//! the tests and checks that today's code still writes exactly these bytes; run
-//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test compat` only to add fixtures of
-//! a NEW format; never to overwrite these). Only what c8558a0 could not write: first-attempt
-//! builds of the default hasher differ from its fixtures only by the derivation (tested
-//! below).
+//! takes any hasher, written by [`write_fixtures`] (its filters but the IBLT with
+//! derivation 1, their derivation-0 versions in `888a351/`; it runs with the tests and
+//! checks that today's code still writes exactly these bytes; run
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test compat` only to
+//! add fixtures of a NEW format; never to overwrite these). Only what the first encoding
+//! could not write: first-attempt builds of the default hasher differ from its fixtures
+//! only by the derivation (tested below).
 //! - `fuse8-retried`, `xor8-retried`, `bloomier-retried`: the same keys, seeds and widths
-//!   as the c8558a0 ones, now stored with their seed as given and a retry index above 0;
+//!   as the `c8558a0/` ones, now stored with their seed as given and a retry index above 0;
 //! - `fuse16-keyed`, `xor8-keyed`: the 1000 keys, `builder().hasher(KeyedHasher::with_key(
 //!   [1, 2, 3, 4]))`; `bloomier-keyed`: the 1000 pairs of `bloomier`, 12 and 8 bits, that
 //!   hasher; `iblt-keyed`: `Iblt::with_cells_and_hasher(60, that hasher)`, filled as `iblt`.
@@ -190,7 +191,7 @@ fn iblt_of_c8558a0_still_loads() {
     assert_eq!(t.to_bytes(), bytes);
 }
 
-/// Where the first seed peels, today's code writes the bytes c8558a0 wrote from the same
+/// Where the first seed peels, today's code writes the bytes of `c8558a0/` from the same
 /// keys and seed (the hasher parameter and the retry index changed nothing else) but for
 /// the fingerprint derivation: the same length and layout, the derivation (1) in the
 /// layout's tag word (membership filters) or the fingerprint-width word (Bloomier), other

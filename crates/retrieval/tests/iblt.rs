@@ -191,10 +191,11 @@ fn new_builder_collect_and_extend() {
 }
 
 /// The nominal size decodes: `with_expected_diff(d)`-sized tables (2000 seeds each) list
-/// a difference of d random entries. The README's curve measures >= 99.7 % at these
-/// sizes; if the true rate were only 99.5 %, the failures would be Binomial(2000, 0.005)
-/// (mean 10), above 30 with probability below 1e-6 (Chernoff), so more than 30 failures
-/// means the sizing is wrong, not bad luck (seeds fixed: the test is deterministic).
+/// a difference of d random entries. The decode table of `docs/guide/retrieval.md`
+/// measures >= 99.7 % at these sizes; if the true rate were only 99.5 %, the failures
+/// would be Binomial(2000, 0.005) (mean 10), above 30 with probability below 1e-6
+/// (Chernoff), so more than 30 failures means the sizing is wrong, not bad luck (seeds
+/// fixed: the test is deterministic).
 #[test]
 fn nominal_size_decodes_small_differences() {
     for d in [2usize, 10, 30, 100] {

@@ -1,6 +1,7 @@
-//! The attenuated Bloom filter's network simulation (the README's figures): 1000 nodes
-//! of degree 4 (seeded random regular graph), D = 3, 5 documents a node; every document
-//! queried from a node 1..=4 hops away, success and hops against BFS.
+//! The attenuated Bloom filter's network simulation (the figures of
+//! `docs/guide/stream.md`): 1000 nodes of degree 4 (seeded random regular graph), D = 3,
+//! 5 documents a node; every document queried from a node 1..=4 hops away, success and
+//! hops against BFS.
 //!
 //! `cargo run --release -p bloomforge-stream --example attenuated_sim`
 

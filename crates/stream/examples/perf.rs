@@ -1,9 +1,10 @@
-//! Side-by-side figures for the README (one run, one machine): the scalable filter's
-//! memory and false-positive rate as it grows, against a fixed `BlockedBloomFilter` sized
-//! for the same n at the same rate, against `growable-bloom-filter` 2.1 at equal settings
-//! (nominal and at an equal guarantee), slice by slice against the layouts it could use,
-//! and against RedisBloom's documented defaults (by its sizing formula); insert and query
-//! times; the stable filter's cost per insert.
+//! Side-by-side figures for `docs/guide/stream.md` (one run, one machine): the scalable
+//! filter's memory and false-positive rate as it grows, against a fixed
+//! `BlockedBloomFilter` sized for the same n at the same rate, against
+//! `growable-bloom-filter` 2.1 at equal settings (nominal and at an equal guarantee),
+//! slice by slice against the layouts it could use, and against RedisBloom's documented
+//! defaults (by its sizing formula); insert and query times; the stable filter's cost per
+//! insert.
 //!
 //! `cargo run --release -p bloomforge-stream --example perf [-- memory | speed | stable]`
 //! (no argument: all three parts; `memory` alone takes seconds).

@@ -3,6 +3,10 @@
 //! Scalable, stable and attenuated Bloom filters for growing, unbounded and routed sets,
 //! built on core's blocked (and standard) filters, hashing and format.
 //!
+//! Guide: [scalable, stable and attenuated filters][guide-stream].
+//!
+//! [guide-stream]: https://github.com/bloomforge/bloomforge/blob/main/docs/guide/stream.md
+//!
 //! ```
 //! use bloomforge_stream::ScalableBloomFilter;
 //!
@@ -44,3 +48,8 @@ pub use stable::{
     StableBloomFilterBuilder, DEFAULT_CELLS, DEFAULT_CELL_BITS, MAX_CELLS,
     MAX_HASHES as STABLE_MAX_HASHES,
 };
+
+/// This crate's `README.md`, whose example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -308,7 +308,7 @@ impl<S: PersistentHasher> SliceFilter<S> {
 
 /// Probes of each standard slice whose lines a single query of the stack prefetches
 /// before it tests any slice, so their misses overlap across slices. Measured at 10^7
-/// keys (14 slices, 36 MB, 2 shared cores): non-members 649 ns a query with core's
+/// keys (14 slices, 36 MB, on an AMD EPYC, 2 cores): non-members 649 ns a query with core's
 /// size rule and no prefetch, 325-348 with early exit and 1-2 probes prefetched,
 /// 262-295 with 3, 269-293 with 4-6 (members 160-190 from 2 on). A blocked slice gains
 /// nothing from it (its one-line probe has no branch, so the loop over slices already
@@ -324,8 +324,9 @@ const STACK_BATCH_AHEAD: usize = 16;
 /// The queries of a slice within its stack. A standard slice is queried with an early
 /// exit whatever its size: core's size rule (all `k` probes without a branch up to 16
 /// MiB) assumes the array stays in cache, which a stack of them does not. (Where the
-/// whole stack is cache-resident, 2.4 MB at 10^6 keys, core's rule was no better either:
-/// non-members 87-89 ns against 95-96, members 39 against 35, URL keys 178 against 112.)
+/// whole stack is cache-resident, 2.4 MB at 10^6 keys, core's rule is no better either,
+/// measured: non-members 87-89 ns against 95-96, members 39 against 35, URL keys 178
+/// against 112.)
 impl<S: BuildHasher> SliceFilter<S> {
     /// Prefetches what a query of `hash` reads first: nothing for a blocked slice (one
     /// line, read at once), the first probes' lines of a standard one.
@@ -766,21 +767,20 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
             .into());
         }
         // Slice by slice, not in one pass. The one-pass form (for each key, its block
-        // prefetched in every slice some keys ahead, then the slices probed newest first,
-        // a ring as in core's `raw::contains_batch`) was measured against this one and is
-        // not faster: at 10^7 keys (14 slices, 40.5 MB), batches of 10^6, median of 7,
-        // three runs on 2 shared cores (AMD EPYC, AVX-512, load 6-7), negatives took
-        // 101 / 91 / 123 ns a key here against 99 / 96 / 130 for the best one-pass variant
-        // (16 keys ahead; 8 and 32 ahead, or prefetching only slices of 1 MiB and more,
-        // were no better), and positives 33 / 32 / 39 against 43 / 46 / 54 (34-37 when
-        // only slices of 1 MiB and more are prefetched); at 10^6 keys (10 slices) 59 vs
-        // 56 ns negative and 12 vs 13-16 ns positive. A negative costs one miss per slice
-        // in both forms, and both keep the misses overlapped; most positives are found in
-        // the newest slices (the newest two hold 59 % of the keys there, a full newest
-        // slice half), where the one-pass form has already spent line-fill buffers on
-        // every other slice's block, while this form goes on only with the keys still
-        // undecided. (One pass without prefetching: 419
-        // ns negative, 155 positive.)
+        // prefetched in every slice some keys ahead, then the slices probed newest first, a
+        // ring as in core's `raw::contains_batch`) is not faster. Measured at 10^7 keys (14
+        // slices, 40.5 MB), batches of 10^6, median of 7, three runs on an AMD EPYC,
+        // AVX-512, 2 cores: negatives 101 / 91 / 123 ns a key here against 99 / 96 / 130
+        // for the best one-pass variant (16 keys ahead; 8 and 32 ahead, or prefetching only
+        // slices of 1 MiB and more, are no better), and positives 33 / 32 / 39 against 43 /
+        // 46 / 54 (34-37 when only slices of 1 MiB and more are prefetched); at 10^6 keys
+        // (10 slices) 59 vs 56 ns negative and 12 vs 13-16 ns positive. A negative costs
+        // one miss per slice in both forms, and both keep the misses overlapped; most
+        // positives are found in the newest slices (the newest two hold 59 % of the keys
+        // there, a full newest slice half), where the one-pass form has already spent
+        // line-fill buffers on every other slice's block, while this form goes on only with
+        // the keys still undecided. (One pass without prefetching: 419 ns negative, 155
+        // positive.)
         let mut pending = hashes.to_vec();
         let mut index: Vec<u32> = (0..hashes.len() as u32).collect();
         out.fill(false);

@@ -1,6 +1,6 @@
 //! A small network simulation for the attenuated Bloom filter, shared by the test
-//! `tests/attenuated.rs` and the example `attenuated_sim` (which prints the README's
-//! figures).
+//! `tests/attenuated.rs` and the example `attenuated_sim` (which prints the figures of
+//! `docs/guide/stream.md`).
 
 #![allow(dead_code)]
 
