@@ -1,0 +1,27 @@
+//! The Python package `bloomforge` (module `bloomforge._bloomforge`, re-exported by
+//! `python/bloomforge/__init__.py`): thin `#[pyclass]` layers over the Rust filters. No
+//! filter logic lives here: keys are hashed by [`keys`] with each filter's own hasher and
+//! handed to the filter's hash and batch calls; bytes are the library's format.
+//!
+//! Guide: <https://github.com/bloomforge/bloomforge/blob/main/docs/python.md>
+
+mod bloom;
+mod counting;
+mod cuckoo;
+mod errors;
+mod iblt;
+mod keys;
+mod shared;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _bloomforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FormatError", m.py().get_type::<errors::FormatError>())?;
+    m.add_class::<bloom::BloomFilter>()?;
+    m.add_class::<counting::CountingBloomFilter>()?;
+    m.add_class::<cuckoo::CuckooFilter>()?;
+    m.add_class::<iblt::Iblt>()?;
+    Ok(())
+}
