@@ -3,8 +3,9 @@
 //! standard output must equal the lines the README shows under the command; the `toml`
 //! block must name workspace crates at their versions; `sh` blocks (the set-up and install
 //! commands) are run verbatim by `.ci/run`, which this test checks they still are; `rust`
-//! blocks are doctests of `bloomforge-datafusion`. Any other kind of block fails the test,
-//! so none goes unchecked.
+//! blocks are doctests of `bloomforge-datafusion`; `python` blocks are run by the Python
+//! package's tests (`crates/python/tests/test_readme.py`). Any other kind of block fails
+//! the test, so none goes unchecked.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,7 +42,7 @@ fn readme() -> String {
 fn every_block_has_a_checked_kind() {
     for (info, body) in blocks(&readme()) {
         assert!(
-            ["console", "sh", "toml", "rust"].contains(&info.as_str()),
+            ["console", "sh", "toml", "rust", "python"].contains(&info.as_str()),
             "README block of kind {info:?} is not checked by any test:\n{body}"
         );
     }

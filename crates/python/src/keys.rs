@@ -11,7 +11,6 @@ use arrow_schema::DataType;
 use numpy::{PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyInt, PyString};
 use std::hash::BuildHasher;
 
@@ -22,22 +21,50 @@ pub const CHUNK: usize = 1 << 14;
 /// The hash of one Python key.
 ///
 /// # Errors
-/// `TypeError` for anything but `str`, `bytes` and `int`; `OverflowError` for an `int`
-/// outside `-2^63 .. 2^64`.
+/// `TypeError` for anything but `str`, `bytes` and integers (`int`, or a type with
+/// `__index__` such as NumPy's `int64`); `OverflowError` for one outside `-2^63 .. 2^64`.
 pub fn hash_key<S: BuildHasher>(hasher: &S, key: &Bound<'_, PyAny>) -> PyResult<u64> {
     if let Ok(s) = key.cast::<PyString>() {
-        let s: PyBackedStr = s.extract()?;
-        Ok(hasher.hash_one(s.as_bytes()))
+        Ok(hasher.hash_one(utf8(s)?))
     } else if let Ok(b) = key.cast::<PyBytes>() {
         Ok(hasher.hash_one(b.as_bytes()))
     } else if key.is_instance_of::<PyInt>() {
         Ok(hasher.hash_one(int_bits(key)?))
+    } else if key.hasattr(pyo3::intern!(key.py(), "__index__"))? {
+        // Integers of other types (NumPy's `int64`, `uint32`, ...): the int they stand for.
+        let int = key.call_method0(pyo3::intern!(key.py(), "__index__"))?;
+        Ok(hasher.hash_one(int_bits(&int)?))
     } else {
         Err(PyTypeError::new_err(format!(
             "keys are str, bytes or int, not {}",
             key.get_type().name()?
         )))
     }
+}
+
+// Part of the limited API from Python 3.10 and of the full API of 3.9, so every CPython
+// this abi3 module loads into exports it. pyo3's abi3-py39 mode does not declare it; its
+// portable path (`PyBackedStr`) copies the string into a new `bytes` object, which cost
+// about a fifth of a per-key call.
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::ffi::c_char;
+}
+
+/// A `str`'s UTF-8 bytes, borrowed from the string object (CPython caches them there).
+fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
+    let mut len: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live `str` object (the cast checked it); the function writes `len`
+    // and returns null (with a Python error set) or a pointer to `len` bytes that live as
+    // long as the string object, which `s` keeps alive for `'a`.
+    let ptr = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut len) };
+    if ptr.is_null() {
+        return Err(PyErr::fetch(s.py()));
+    }
+    // SAFETY: as above: `ptr` points to `len` initialised bytes owned by the string.
+    Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) })
 }
 
 /// An `int`'s value as the `u64` bloomforge hashes.
@@ -79,6 +106,18 @@ impl<'py> Batch<'py> {
     /// `TypeError` for another NumPy dtype or Arrow type, or a key of another type;
     /// `ValueError` for nulls in an Arrow array; what iterating `keys` raises.
     pub fn read<S: BuildHasher>(keys: &Bound<'py, PyAny>, hasher: &S) -> PyResult<Self> {
+        if let Ok(a) = keys.cast::<numpy::PyUntypedArray>() {
+            if !a.is_contiguous() {
+                // A strided view (`a[::2]`, a column of a 2-d array): read a packed copy.
+                let packed = keys
+                    .py()
+                    .import(pyo3::intern!(keys.py(), "numpy"))?
+                    .call_method1(pyo3::intern!(keys.py(), "ascontiguousarray"), (keys,))?;
+                if packed.cast::<numpy::PyUntypedArray>()?.is_contiguous() {
+                    return Self::read(&packed, hasher);
+                }
+            }
+        }
         if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
             return Ok(Batch::U64(a));
         }
@@ -177,16 +216,18 @@ fn check_arrow(a: &ArrayRef) -> PyResult<()> {
         | DataType::UInt64
         | DataType::Int32
         | DataType::UInt32 => {}
+        // `pyarrow.array([])` has the null type: no keys (a longer one is all nulls).
+        DataType::Null => {}
         t => {
             return Err(PyTypeError::new_err(format!(
                 "Arrow keys are strings, binary or 32/64-bit integers, not {t}"
             )))
         }
     }
-    if a.null_count() > 0 {
+    if a.logical_null_count() > 0 {
         return Err(PyValueError::new_err(format!(
             "Arrow keys hold {} null(s): drop them first (e.g. pyarrow.compute.drop_null)",
-            a.null_count()
+            a.logical_null_count()
         )));
     }
     Ok(())
@@ -258,6 +299,8 @@ fn arrow_chunks<S: BuildHasher>(a: &ArrayRef, hasher: &S, f: &mut impl FnMut(&[u
             hasher,
             f,
         ),
+        // Empty (`check_arrow` refuses nulls).
+        DataType::Null => {}
         // `check_arrow` lets no other type through.
         t => unreachable!("unchecked Arrow type {t}"),
     }
