@@ -101,6 +101,27 @@ pub struct BloomFilter {
 }
 
 impl BloomFilter {
+    /// A split-block filter as a `BloomFilter` (`AtomicBloomFilter.to_bloom_filter`).
+    pub(crate) fn from_split_block(f: SplitBlockBloomFilter) -> Self {
+        BloomFilter {
+            inner: Inner::Split(f),
+        }
+    }
+
+    /// A blocked filter as a `BloomFilter`.
+    pub(crate) fn from_blocked(f: BlockedBloomFilter) -> Self {
+        BloomFilter {
+            inner: Inner::Blocked(f),
+        }
+    }
+
+    /// A standard filter as a `BloomFilter`.
+    pub(crate) fn from_standard(f: StandardBloomFilter) -> Self {
+        BloomFilter {
+            inner: Inner::Standard(f),
+        }
+    }
+
     fn batch_hashes(&self, data: &Data<'_>, n: usize) -> Vec<u64> {
         let hasher = self.inner.hasher();
         let mut hashes = Vec::with_capacity(n);
@@ -189,8 +210,9 @@ impl BloomFilter {
 
     /// Adds every key of `keys` (a NumPy integer array, an Arrow array or chunked array,
     /// or any iterable of keys), without the GIL for arrays. `threads`: for a million keys
-    /// or more the insert runs on this many threads (default: every core); the bits do not
-    /// depend on it.
+    /// or more, `threads=t` (t > 1) inserts on `t` threads. The default is the pipelined
+    /// single-thread insert, which measured faster than two threads (2.4 against 15 ns a
+    /// key for 10M keys, docs/python.md). The bits do not depend on it.
     #[pyo3(signature = (keys, *, threads = None))]
     fn add_many(
         &mut self,
@@ -201,7 +223,10 @@ impl BloomFilter {
         let batch = Batch::read(keys, &self.inner.hasher())?;
         let n = batch.len();
         let data = batch.data()?;
-        let parallel = n >= PARALLEL_FROM && threads != Some(1);
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        let parallel = n >= PARALLEL_FROM && threads.is_some_and(|t| t > 1);
         let this = &mut *self;
         py.detach(|| {
             if parallel {
@@ -232,6 +257,9 @@ impl BloomFilter {
         let batch = Batch::read(keys, &self.inner.hasher())?;
         let n = batch.len();
         let data = batch.data()?;
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
         let parallel = n >= PARALLEL_FROM && threads != Some(1);
         let out = py.detach(|| -> PyResult<Vec<bool>> {
             let mut out = vec![false; n];
@@ -314,10 +342,12 @@ impl BloomFilter {
         self.clone()
     }
 
+    /// `copy.copy(f)`: a copy (as `copy`).
     fn __copy__(&self) -> Self {
         self.clone()
     }
 
+    /// `copy.deepcopy(f)`: a copy (as `copy`).
     fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
         self.clone()
     }

@@ -27,7 +27,7 @@ pub struct CountingBloomFilter {
 
 fn count_value(c: Count) -> u64 {
     match c {
-        Count::Exact(n) | Count::AtLeast(n) => u64::from(n),
+        Count::Exact(n) | Count::AtLeast(n) => n,
     }
 }
 
@@ -212,10 +212,12 @@ impl CountingBloomFilter {
         self.clone()
     }
 
+    /// `copy.copy(f)`: a copy (as `copy`).
     fn __copy__(&self) -> Self {
         self.clone()
     }
 
+    /// `copy.deepcopy(f)`: a copy (as `copy`).
     fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
         self.clone()
     }
@@ -259,6 +261,13 @@ impl CountingBloomFilter {
     #[classmethod]
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         let inner = py.detach(|| Rust::from_bytes(data)).map_err(format_err)?;
+        // `len(f)` is at most 2**63 - 1: a larger stored key count is a corrupt header.
+        if inner.len() > i64::MAX as u64 {
+            return Err(crate::errors::FormatError::new_err(format!(
+                "corrupt filter bytes: key count {} out of range",
+                inner.len()
+            )));
+        }
         Ok(CountingBloomFilter { inner })
     }
 
@@ -275,6 +284,7 @@ impl CountingBloomFilter {
         Self::from_bytes(cls, py, &bytes)
     }
 
+    /// Pickling: the filter's bytes.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {

@@ -149,10 +149,12 @@ impl CuckooFilter {
         self.clone()
     }
 
+    /// `copy.copy(f)`: a copy (as `copy`).
     fn __copy__(&self) -> Self {
         self.clone()
     }
 
+    /// `copy.deepcopy(f)`: a copy (as `copy`).
     fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
         self.clone()
     }
@@ -201,6 +203,7 @@ impl CuckooFilter {
         Self::from_bytes(cls, py, &bytes)
     }
 
+    /// Pickling: the filter's bytes.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {

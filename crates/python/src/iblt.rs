@@ -122,10 +122,12 @@ impl Iblt {
         self.clone()
     }
 
+    /// `copy.copy(f)`: a copy (as `copy`).
     fn __copy__(&self) -> Self {
         self.clone()
     }
 
+    /// `copy.deepcopy(f)`: a copy (as `copy`).
     fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
         self.clone()
     }
@@ -172,6 +174,7 @@ impl Iblt {
         Self::from_bytes(cls, py, &bytes)
     }
 
+    /// Pickling: the table's bytes.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {

@@ -5,13 +5,18 @@
 //!
 //! Guide: <https://github.com/bloomforge/bloomforge/blob/main/docs/python.md>
 
+mod atomic;
+mod bitmap;
 mod bloom;
 mod counting;
 mod cuckoo;
+mod dleft;
 mod errors;
 mod iblt;
 mod keys;
+mod retrieval;
 mod shared;
+mod stream;
 
 use pyo3::prelude::*;
 
@@ -23,5 +28,14 @@ fn _bloomforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counting::CountingBloomFilter>()?;
     m.add_class::<cuckoo::CuckooFilter>()?;
     m.add_class::<iblt::Iblt>()?;
+    m.add_class::<dleft::DLeftCountingBloomFilter>()?;
+    m.add_class::<stream::ScalableBloomFilter>()?;
+    m.add_class::<stream::StableBloomFilter>()?;
+    m.add_class::<bitmap::Bitmap>()?;
+    m.add_class::<bitmap::TwoBitmap>()?;
+    m.add_class::<retrieval::BinaryFuseFilter>()?;
+    m.add_class::<retrieval::XorFilter>()?;
+    m.add_class::<retrieval::BloomierFilter>()?;
+    m.add_class::<atomic::AtomicBloomFilter>()?;
     Ok(())
 }

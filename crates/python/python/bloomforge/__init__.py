@@ -13,17 +13,35 @@ BloomFilter.load("urls.bf")`` exactly as ``bloomforge query`` does.
 """
 
 from ._bloomforge import (
+    AtomicBloomFilter,
+    BinaryFuseFilter,
+    Bitmap,
     BloomFilter,
+    BloomierFilter,
     CountingBloomFilter,
     CuckooFilter,
+    DLeftCountingBloomFilter,
     FormatError,
     Iblt,
+    ScalableBloomFilter,
+    StableBloomFilter,
+    TwoBitmap,
+    XorFilter,
 )
 
 __all__ = [
+    "AtomicBloomFilter",
+    "BinaryFuseFilter",
+    "Bitmap",
     "BloomFilter",
+    "BloomierFilter",
     "CountingBloomFilter",
     "CuckooFilter",
+    "DLeftCountingBloomFilter",
     "FormatError",
     "Iblt",
+    "ScalableBloomFilter",
+    "StableBloomFilter",
+    "TwoBitmap",
+    "XorFilter",
 ]
