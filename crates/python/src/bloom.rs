@@ -11,7 +11,7 @@ use bloomforge_core::{
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyType};
+use pyo3::types::{PyBytes, PyMemoryView, PyType};
 use rayon::prelude::*;
 
 #[derive(Clone, PartialEq)]
@@ -392,6 +392,15 @@ impl BloomFilter {
             self.approx_len(),
             self.false_positive_rate()
         )
+    }
+
+    /// A read-only `memoryview` of the bit array as it is now: the filter's words in
+    /// little-endian order, the payload of `to_bytes` after its 64-byte header (see
+    /// docs/format.md for each kind's layout). It is a snapshot: later adds do not show.
+    fn bits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyMemoryView>> {
+        let bytes = py.detach(|| each!(&self.inner, f => f.to_bytes()));
+        let payload = PyBytes::new(py, &bytes[bloomforge_core::format::HEADER_LEN..]);
+        PyMemoryView::from(payload.as_any())
     }
 
     /// The filter in bloomforge's format (the bytes `bloomforge build` writes).

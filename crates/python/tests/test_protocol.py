@@ -598,3 +598,14 @@ def test_counting_stored_key_count_out_of_range():
             CountingBloomFilter.from_bytes(reseal(bytes(b)))
     b[32:40] = (2**63 - 1).to_bytes(8, "little")
     assert len(CountingBloomFilter.from_bytes(reseal(bytes(b)))) == 2**63 - 1
+
+
+@pytest.mark.parametrize("kind", ["split-block", "blocked", "standard"])
+def test_bits_is_a_memoryview_of_the_payload(kind):
+    f = bloomforge.BloomFilter(1000, 0.01, kind=kind)
+    f.update(["a", "b", 7])
+    view = f.bits()
+    assert isinstance(view, memoryview) and view.readonly
+    assert view.tobytes() == f.to_bytes()[64:]
+    ones = sum(bin(b).count("1") for b in view.tobytes())
+    assert ones == round(f.fill * f.num_bits)

@@ -74,3 +74,56 @@ def test_usr_paths(paths, name):
     mean = len(probes) * p
     if mean >= 100:
         assert fp > mean / 4, (fp, mean)
+
+
+def _new_builders():
+    import bloomforge
+
+    def dynamic(name, sizes, **kw):
+        def build(keys):
+            f = getattr(bloomforge, name)(*sizes(len(keys)), **kw)
+            f.add_many(keys)
+            return f
+        return build
+
+    return {
+        "dleft": ("DLeftCountingBloomFilter", dynamic("DLeftCountingBloomFilter",
+                                                      lambda n: (n, 0.01))),
+        "scalable": ("ScalableBloomFilter", dynamic("ScalableBloomFilter",
+                                                    lambda n: (n // 16, 0.01))),
+        "atomic": ("AtomicBloomFilter", dynamic("AtomicBloomFilter", lambda n: (n, 0.01))),
+        "stable": ("StableBloomFilter", dynamic("StableBloomFilter", lambda n: (20 * n, 0.01))),
+        "xor": ("XorFilter", lambda keys: bloomforge.XorFilter(keys)),
+        "binary-fuse": ("BinaryFuseFilter", lambda keys: bloomforge.BinaryFuseFilter(keys)),
+        "bloomier": ("BloomierFilter",
+                     lambda keys: bloomforge.BloomierFilter({k: i % 16 for i, k in enumerate(keys)})),
+    }
+
+
+NEW = _new_builders()
+
+
+@pytest.mark.parametrize("name", sorted(NEW))
+def test_usr_paths_new_classes(paths, name):
+    import bloomforge
+
+    cname, build = NEW[name]
+    if not hasattr(bloomforge, cname):
+        pytest.skip(f"bloomforge.{cname} is not in this build")
+    keys = paths
+    f = build(keys)
+    present = f.contains_many(keys)
+    if name == "stable":
+        # A stable filter forgets: only the FP bound below applies to it.
+        pass
+    else:
+        assert present.all(), "false negative"
+    assert build([os.fsencode(k) for k in keys]) == f
+    probes = [k + SUFFIX for k in keys]
+    hits = f.contains_many(probes)
+    assert (f.contains_many(pa.array(probes)) == hits).all()
+    fp = int(np.count_nonzero(hits))
+    p = f.false_positive_rate
+    bound = binomial_upper_bound(len(probes), p, ALPHA)
+    # P[FP count >= bound] <= 1e-6 at the filter's own rate p.
+    assert fp < bound, f"{fp} false positives of {len(probes)} probes, p={p:.3g}, bound {bound}"
