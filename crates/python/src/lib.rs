@@ -1,7 +1,7 @@
 //! The Python package `bloomforge` (module `bloomforge._bloomforge`, re-exported by
 //! `python/bloomforge/__init__.py`): thin `#[pyclass]` layers over the Rust filters. No
-//! filter logic lives here: keys are hashed by [`keys`] with each filter's own hasher and
-//! handed to the filter's hash and batch calls; bytes are the library's format.
+//! filter logic lives here: keys are hashed by the `keys` module with each filter's own
+//! hasher and handed to the filter's hash and batch calls; bytes are the library's format.
 //!
 //! Guide: <https://github.com/bloomforge/bloomforge/blob/main/docs/python.md>
 
