@@ -157,7 +157,9 @@ impl Geometry {
                 "must be in 1..=8",
             ));
         }
-        if rem_bits == 0 || rem_bits + counter_bits > MAX_CELL_BITS {
+        // `counter_bits <= 8` (checked above), so the subtraction cannot wrap; the sum could,
+        // for a `rem_bits` read from hostile bytes.
+        if rem_bits == 0 || rem_bits > MAX_CELL_BITS - counter_bits {
             return Err(invalid(
                 "remainder_bits",
                 rem_bits.into(),
@@ -502,6 +504,16 @@ pub(crate) fn unpermute(
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// A remainder width near `u32::MAX` (as hostile bytes may hold) is refused, not
+    /// added into an overflow.
+    #[test]
+    fn huge_remainder_bits_are_refused() {
+        for r in [33, u32::MAX - 7, u32::MAX - 3, u32::MAX] {
+            assert!(Geometry::new(4, 64, 8, r, 4).is_err(), "remainder_bits {r}");
+        }
+        assert!(Geometry::new(4, 64, 8, 28, 4).is_ok());
+    }
 
     /// Every map P_i is a bijection of [B] x [2^r], and `unpermute` inverts it: the
     /// property that makes a remainder match identify the true fingerprint.

@@ -190,6 +190,9 @@ impl AtomicBloomFilter {
         let batch = Batch::read(keys, &self.inner.hasher())?;
         let n = batch.len();
         let data = batch.data()?;
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
         py.detach(|| self.insert_chunked(&data, n, threads))
     }
 
@@ -211,6 +214,9 @@ impl AtomicBloomFilter {
         let batch = Batch::read(keys, &hasher)?;
         let n = batch.len();
         let data = batch.data()?;
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
         let parallel = n >= PARALLEL_FROM && threads != Some(1);
         let out = py.detach(|| -> PyResult<Vec<bool>> {
             let mut out = vec![false; n];

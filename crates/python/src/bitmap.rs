@@ -91,6 +91,18 @@ impl<'py> Ints<'py> {
     /// Reads a NumPy integer array (`uint32`, `int32`, `uint64`, `int64`), an Arrow
     /// integer array or chunked array, or an iterable of `int`.
     fn read(values: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = values.cast::<numpy::PyUntypedArray>() {
+            if !a.is_contiguous() {
+                // A strided view (`a[::2]`, a column of a 2-d array): read a packed copy.
+                let packed = values
+                    .py()
+                    .import(pyo3::intern!(values.py(), "numpy"))?
+                    .call_method1(pyo3::intern!(values.py(), "ascontiguousarray"), (values,))?;
+                if packed.cast::<numpy::PyUntypedArray>()?.is_contiguous() {
+                    return Self::read(&packed);
+                }
+            }
+        }
         if let Ok(a) = values.extract::<PyReadonlyArray1<'py, u32>>() {
             return Ok(Ints::U32(a));
         }

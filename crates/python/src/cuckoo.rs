@@ -72,7 +72,8 @@ impl CuckooFilter {
     }
 
     /// Adds every key of `keys`; all or nothing: when the table fills, `ValueError` and
-    /// the filter is as before the call.
+    /// the filter answers exactly as before the call (its slots may be rearranged, so its
+    /// bytes, and `==` with a copy taken before, may differ).
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
         let batch = Batch::read(keys, &hasher)?;

@@ -622,3 +622,48 @@ def test_cli_build_python_query(cli, tmp_path, kind, cname, extra):
     f2 = tmp_path / f"{kind}-py.bf"
     f.save(f2)
     assert cli("query", "--threads", "1", f2, probes).decode().split("\n")[:-1] == want
+
+
+def test_dleft_huge_remainder_bits_is_format_error():
+    import struct
+
+    from conftest import reseal
+
+    c = cls("DLeftCountingBloomFilter")
+    f = c(100)
+    f.add_many(range(30))
+    b = bytearray(f.to_bytes())
+    # The payload's parameter block: u32 subtables, cells, remainder_bits, counter_bits.
+    b[HEADER_LEN + 8:HEADER_LEN + 12] = struct.pack("<I", 2**32 - 1)
+    with pytest.raises(FormatError):
+        c.from_bytes(reseal(bytes(b)))
+
+
+def test_batch_arguments_like_bloom_filter():
+    """The newer classes read batches as BloomFilter does: strided NumPy views, NumPy
+    integer scalars, and `threads=0` refused whatever the batch size."""
+    strided = np.arange(40, dtype=np.int64)[::3]
+    for cname in ("Bitmap", "TwoBitmap"):
+        c = getattr(bloomforge, cname, None)
+        if c is None:
+            continue
+        f, g = c(100), c(100)
+        f.add_many(strided)
+        g.add_many(strided.tolist())
+        assert f == g
+        assert f.contains_many(np.arange(40, dtype=np.uint32)[::3]).all()
+        f.add(np.int64(99))
+        assert 99 in f
+    for cname in ("XorFilter", "BinaryFuseFilter"):
+        c = getattr(bloomforge, cname, None)
+        if c is not None:
+            assert c(strided) == c(strided.tolist()) == c(list(strided))
+    c = getattr(bloomforge, "AtomicBloomFilter", None)
+    if c is not None:
+        f = c(100)
+        f.add_many(strided)
+        assert f.contains_many(strided).all() and np.int64(3) in f
+        with pytest.raises(ValueError, match="threads"):
+            f.add_many([1], threads=0)
+        with pytest.raises(ValueError, match="threads"):
+            f.contains_many([1], threads=0)

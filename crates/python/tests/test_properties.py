@@ -170,7 +170,11 @@ def exercise(g):
     for method in ("get_many", "count_many", "seen_many"):
         if callable(getattr(g, method, None)):
             getattr(g, method)(range(50))
-    if hasattr(g, "add"):
+    # A cuckoo table stores its kick limit (payload bytes 16..20): bytes may carry any
+    # limit, and adds into a full table with a huge one run that many kicks. Skip them.
+    huge_kicks = isinstance(g, CuckooFilter) and struct.unpack_from(
+        "<I", g.to_bytes(), HEADER_LEN + 16)[0] > 100_000
+    if hasattr(g, "add") and not huge_kicks:
         try:
             g.add(12)
             g.add_many(range(100, 400))
