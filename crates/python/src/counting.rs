@@ -115,15 +115,9 @@ impl CountingBloomFilter {
         let n = batch.len();
         let data = batch.data()?;
         let out = py.detach(|| {
-            let mut out = vec![false; n];
-            let mut at = 0;
-            data.for_each_chunk(&hasher, |h| {
-                self.inner
-                    .contains_hash_batch(h, &mut out[at..at + h.len()])
-                    .expect("equal lengths");
-                at += h.len();
-            });
-            out
+            data.answers(&hasher, n, |h, o| {
+                self.inner.contains_hash_batch(h, o).expect("equal lengths");
+            })
         });
         Ok(out.into_pyarray(py))
     }

@@ -234,6 +234,23 @@ fn check_arrow(a: &ArrayRef) -> PyResult<()> {
 }
 
 impl Data<'_> {
+    /// The answer loop of every batch query: a vector of `len` defaults, and `f(hashes,
+    /// out)` for each chunk of hashes with `out` the chunk's slice of that vector.
+    pub fn answers<S: BuildHasher, T: Clone + Default>(
+        &self,
+        hasher: &S,
+        len: usize,
+        mut f: impl FnMut(&[u64], &mut [T]),
+    ) -> Vec<T> {
+        let mut out = vec![T::default(); len];
+        let mut at = 0;
+        self.for_each_chunk(hasher, |h| {
+            f(h, &mut out[at..at + h.len()]);
+            at += h.len();
+        });
+        out
+    }
+
     /// Calls `f` with the hashes of consecutive chunks of at most [`CHUNK`] keys, in order.
     pub fn for_each_chunk<S: BuildHasher>(&self, hasher: &S, mut f: impl FnMut(&[u64])) {
         let f = &mut f;

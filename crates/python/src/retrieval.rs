@@ -314,14 +314,9 @@ macro_rules! membership_class {
                 let n = batch.len();
                 let data = batch.data()?;
                 let out = py.detach(|| {
-                    let mut out = vec![false; n];
-                    let mut at = 0;
-                    data.for_each_chunk(&hasher, |h| {
-                        let o = &mut out[at..at + h.len()];
+                    data.answers(&hasher, n, |h, o| {
                         each!(&self.inner, f => f.contains_hash_batch(h, o)).expect("equal lengths");
-                        at += h.len();
-                    });
-                    out
+                    })
                 });
                 Ok(out.into_pyarray(py))
             }
@@ -748,15 +743,9 @@ impl BloomierFilter {
         let n = batch.len();
         let data = batch.data()?;
         Ok(py.detach(|| {
-            let mut out = vec![None; n];
-            let mut at = 0;
-            data.for_each_chunk(&hasher, |h| {
-                self.inner
-                    .get_hash_batch(h, &mut out[at..at + h.len()])
-                    .expect("equal lengths");
-                at += h.len();
-            });
-            out
+            data.answers(&hasher, n, |h, o| {
+                self.inner.get_hash_batch(h, o).expect("equal lengths");
+            })
         }))
     }
 }

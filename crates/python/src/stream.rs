@@ -130,15 +130,9 @@ impl ScalableBloomFilter {
         let n = batch.len();
         let data = batch.data()?;
         let out = py.detach(|| {
-            let mut out = vec![false; n];
-            let mut at = 0;
-            data.for_each_chunk(&hasher, |h| {
-                self.inner
-                    .contains_hash_batch(h, &mut out[at..at + h.len()])
-                    .expect("equal lengths");
-                at += h.len();
-            });
-            out
+            data.answers(&hasher, n, |h, o| {
+                self.inner.contains_hash_batch(h, o).expect("equal lengths");
+            })
         });
         Ok(out.into_pyarray(py))
     }
@@ -386,15 +380,11 @@ impl StableBloomFilter {
         let data = batch.data()?;
         let inner = &mut self.inner;
         let out = py.detach(|| {
-            let mut out = vec![false; n];
-            let mut at = 0;
-            data.for_each_chunk(&hasher, |h| {
+            data.answers(&hasher, n, |h, o| {
                 inner
-                    .check_and_insert_hash_batch(h, &mut out[at..at + h.len()])
+                    .check_and_insert_hash_batch(h, o)
                     .expect("equal lengths");
-                at += h.len();
-            });
-            out
+            })
         });
         Ok(out.into_pyarray(py))
     }
