@@ -51,7 +51,9 @@ use std::path::PathBuf;
     after_help = "Examples:\n  bloomforge build urls.txt -o urls.bloom --fp 0.001\n  \
     zcat log.gz | cut -f3 | bloomforge build -o ips.bloom --expected 50000000\n  \
     bloomforge build a.txt b.txt -o ab.bloom --kind counting --bits-per-key 12\n  \
-    tail -F events.log | bloomforge build --kind stable --memory 256M --fp 0.001 -o recent.bloom"
+    tail -F events.log | bloomforge build --kind stable --memory 256M --fp 0.001 -o recent.bloom\n  \
+    bloomforge build urls.txt -o urls.guava --format guava --expected 1000000 --fp 0.01\n  \
+    bloomforge build ids.txt -o ids.spark --format spark-v2 --key-type long"
 )]
 pub(crate) struct Args {
     /// Key files (`-`: stdin; none: stdin).
@@ -98,6 +100,16 @@ pub(crate) struct Args {
     /// Where stdin is spooled when --expected is not given (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
+    /// The file's format: bloomforge's own (every --kind), or the Bloom filter of Guava
+    /// (`BloomFilter.writeTo`) or Spark (`BloomFilter.writeTo`, version 1 or 2), sized by
+    /// that library's formulas for --expected (or the estimate) and --fp, bit for bit what
+    /// it would build from the same keys.
+    #[arg(long, value_enum, default_value = "bloomforge")]
+    format: crate::foreign::Format,
+    /// Guava and Spark formats: how lines are funnelled (`string`: their bytes; `long`:
+    /// decimal 64-bit integers, as Guava's longFunnel / Spark's putLong).
+    #[arg(long, value_enum, default_value = "string")]
+    key_type: crate::foreign::KeyType,
     #[command(flatten)]
     key_options: KeyOptions,
 }
@@ -262,6 +274,23 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
     };
     let counted = started.elapsed();
+    if let Some(format) = args.format.foreign() {
+        if args.bits_per_key.is_some() || args.kind != Kind::Blocked {
+            return Err(format!(
+                "--format {format} is sized by --fp and --expected only (no --kind, --bits-per-key)"
+            )
+            .into());
+        }
+        return crate::foreign::build(
+            &sources,
+            &args.output,
+            format,
+            items,
+            args.fp.unwrap_or(0.01),
+            args.key_type,
+            opts.keep_empty,
+        );
+    }
     let mut filter = AnyFilter::create(args.kind, items, sizing, args.seed, dleft, stable)?;
     let allocated = started.elapsed();
     let mut keys = 0u64;

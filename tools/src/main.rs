@@ -13,6 +13,8 @@
 //! bloomforge remove F.bloom [KEYS]... [-o OUT.bloom]          (counting, counting-standard, dleft)
 //! bloomforge export F.bloom -o PLAIN.bloom                    (counting kinds)
 //! bloomforge stats F.bloom [--json]
+//! bloomforge build [KEYS]... -o F --format guava|spark-v1|spark-v2 [--expected N] [--fp P] [--key-type string|long]
+//! bloomforge convert IN -o OUT --to bloomforge|guava|spark-v1|spark-v2   (exact conversions only)
 //! bloomforge merge A.bloom B.bloom... -o OUT.bloom [--intersect]
 //! bloomforge common A.txt B.txt [C.txt...] [--exact] [--memory 4G] [--temp-dir DIR] [-o OUT]
 //! bloomforge ints contains|unique|distinct FILE... [--format text|u32le|u64le] [--memory 1G]
@@ -48,6 +50,7 @@ mod diff;
 mod error;
 mod export;
 mod filter;
+mod foreign;
 mod gen_urls;
 mod hll;
 mod input;
@@ -109,6 +112,8 @@ enum Command {
     Export(export::Args),
     /// Print a filter's parameters and fill.
     Stats(stats::Args),
+    /// Rewrite a filter file in another format where every answer carries over (Guava, Spark, bloomforge).
+    Convert(foreign::ConvertArgs),
     /// Union (or intersect) filters built with the same parameters.
     Merge(merge::Args),
     /// Print the lines present in every file, approximately or --exact, within --memory.
@@ -142,6 +147,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Remove(a) => remove::run(a),
         Command::Export(a) => export::run(a),
         Command::Stats(a) => stats::run(a),
+        Command::Convert(a) => foreign::convert(a),
         Command::Merge(a) => merge::run(a),
         Command::Common(a) => common::run(a),
         Command::Ints { command } => ints::run(command),

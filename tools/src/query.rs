@@ -27,7 +27,8 @@ use std::path::PathBuf;
 #[command(
     after_help = "Examples:\n  bloomforge query seen.bloom today.txt > maybe-seen.txt\n  \
     bloomforge query a.bloom b.txt --absent     # what B has that A lacks\n  \
-    bloomforge query counts.bloom keys.txt --count"
+    bloomforge query counts.bloom keys.txt --count\n  \
+    bloomforge query exported-from-spark.bin ids.txt --key-type long"
 )]
 pub(crate) struct Args {
     /// The filter, then key files (`-` or none: stdin).
@@ -46,6 +47,14 @@ pub(crate) struct Args {
     /// estimate, an upper bound of inserts minus removes, or `N+` for a saturated counter.
     #[arg(long)]
     count: bool,
+    /// The filter file's format (default: recognised from its first bytes: bloomforge,
+    /// Guava or Spark).
+    #[arg(long, value_enum)]
+    format: Option<crate::foreign::Format>,
+    /// Guava and Spark filters: how lines are funnelled (`string`: their bytes; `long`:
+    /// decimal 64-bit integers, as Guava's longFunnel / Spark's putLong).
+    #[arg(long, value_enum, default_value = "string")]
+    key_type: crate::foreign::KeyType,
     #[command(flatten)]
     key_options: KeyOptions,
 }
@@ -201,6 +210,28 @@ fn map_plain(path: &std::path::Path) -> Result<Option<memmap2::Mmap>> {
 /// Runs `query`.
 pub(crate) fn run(args: Args) -> Result<()> {
     let (path, sources) = filter_and_keys(&args.args, args.filter.as_ref(), &args.keys_opt)?;
+    let foreign = match args.format {
+        Some(f) => f.foreign(),
+        None => crate::foreign::detect(&path)?,
+    };
+    if let Some(format) = foreign {
+        if args.count {
+            return Err(CliError::at(
+                path.display(),
+                format!(
+                    "--count needs a counting or d-left filter; a {format} filter keeps no counts"
+                ),
+            ));
+        }
+        let filter = crate::foreign::read(&path, Some(format))?;
+        return crate::foreign::query(
+            &filter,
+            &sources,
+            args.absent,
+            args.key_type,
+            args.key_options.keep_empty,
+        );
+    }
     let map = if args.count { None } else { map_plain(&path)? };
     let probe = match &map {
         Some(bytes) => {

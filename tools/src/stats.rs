@@ -26,8 +26,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
         .filter
         .or(args.filter_opt)
         .ok_or("missing the FILTER argument")?;
-    let filter = AnyFilter::read(&path)?;
-    let fields = filter.stats();
+    let fields = match crate::foreign::detect(&path)? {
+        Some(format) => crate::foreign::stats(&crate::foreign::read(&path, Some(format))?),
+        None => AnyFilter::read(&path)?.stats(),
+    };
     let text = if args.json {
         let map: serde_json::Map<String, serde_json::Value> = fields
             .into_iter()

@@ -6,6 +6,7 @@ use crate::keys::{hash_rows, Nulls, KEY_TYPES};
 use crate::parquet::ParquetColumnFilter;
 use bloomforge_core::{DefaultHasher, SplitBlockBloomFilter, SplitBlockBloomFilterView};
 use bloomforge_counting::CountingBloomFilter;
+use bloomforge_interop::{ForeignFilter, ForeignFormat, KeyRef};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, BooleanBufferBuilder, ListArray,
 };
@@ -33,6 +34,11 @@ pub const BLOOM_CONTAINS: &str = "bloom_contains";
 ///   (unknown), which `WHERE` treats as not matching.
 /// * Keys are hashed by the rule of the [module table](crate#keys), with the filter's own
 ///   hasher (its stored seed).
+/// * Guava's and Spark's filters (`BloomFilter.writeTo` bytes of Guava, or of Spark's
+///   versions 1 and 2: a filter exported from a Java service, `df.stat.bloomFilter` or
+///   Spark SQL's `bloom_filter_agg`) are recognised from their first bytes and probed
+///   with that system's hashing ([`bloomforge_interop`]): strings and binaries as their
+///   bytes, integers as a Java `long` (Spark's `putLong`, Guava's `longFunnel`).
 /// * Bytes that are not a split-block or counting filter (another kind, truncated,
 ///   failing the checksum, a keyed hasher) are an error wrapping
 ///   [`BloomUdfError::InvalidFilter`], never a panic: raised while planning for a
@@ -123,23 +129,21 @@ enum Decoded {
     Counting(CountingBloomFilter),
     /// A Parquet column's filter (`bloom_parquet_filter`): keys hashed as Parquet does.
     Parquet(ParquetColumnFilter),
+    /// A Guava or Spark filter: keys hashed as that system does.
+    Foreign(ForeignFilter),
 }
 
 /// Not the bytes (DataFusion may print a plan's functions).
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.decoded {
+        let kind = match &self.decoded {
             Decoded::SplitBlockView | Decoded::SplitBlock(_) | Decoded::Parquet(_) => {
-                BloomKind::SplitBlock
+                BloomKind::SplitBlock.name()
             }
-            Decoded::Counting(_) => BloomKind::Counting,
+            Decoded::Counting(_) => BloomKind::Counting.name(),
+            Decoded::Foreign(g) => g.format().name(),
         };
-        write!(
-            f,
-            "Prepared({} filter, {} bytes)",
-            kind.name(),
-            self.bytes.len()
-        )
+        write!(f, "Prepared({kind} filter, {} bytes)", self.bytes.len())
     }
 }
 
@@ -151,6 +155,12 @@ impl Prepared {
             source,
         };
         let buffer = Buffer::from_slice_ref(bytes);
+        if let Some(f) = foreign(bytes)? {
+            return Ok(Self {
+                bytes: buffer,
+                decoded: Decoded::Foreign(f),
+            });
+        }
         let decoded = match BloomKind::of_bytes(BLOOM_CONTAINS, bytes)? {
             BloomKind::SplitBlock if is_parquet(bytes) => Decoded::Parquet(
                 ParquetColumnFilter::from_bytes(BLOOM_CONTAINS, bytes).map_err(invalid)?,
@@ -207,6 +217,7 @@ impl Prepared {
             Decoded::SplitBlock(f) => Probe::Bound(f),
             Decoded::Counting(f) => Probe::Counting(f),
             Decoded::Parquet(f) => Probe::Parquet(f),
+            Decoded::Foreign(f) => Probe::Foreign(f),
         })
     }
 }
@@ -352,6 +363,8 @@ enum Probe<'a> {
     CountingOwned(CountingBloomFilter),
     Parquet(&'a ParquetColumnFilter),
     ParquetOwned(ParquetColumnFilter),
+    Foreign(&'a ForeignFilter),
+    ForeignOwned(ForeignFilter),
 }
 
 impl<'a> Probe<'a> {
@@ -360,6 +373,9 @@ impl<'a> Probe<'a> {
             function: BLOOM_CONTAINS,
             source,
         };
+        if let Some(f) = foreign(bytes)? {
+            return Ok(Probe::ForeignOwned(f));
+        }
         if BloomKind::of_bytes(BLOOM_CONTAINS, bytes)? == BloomKind::Counting {
             return CountingBloomFilter::from_bytes(bytes)
                 .map(Probe::CountingOwned)
@@ -388,7 +404,18 @@ impl<'a> Probe<'a> {
             Probe::Bound(f) => Some(f.hasher()),
             Probe::Counting(f) => Some(f.hasher()),
             Probe::CountingOwned(f) => Some(f.hasher()),
-            Probe::Parquet(_) | Probe::ParquetOwned(_) => None,
+            Probe::Parquet(_)
+            | Probe::ParquetOwned(_)
+            | Probe::Foreign(_)
+            | Probe::ForeignOwned(_) => None,
+        }
+    }
+
+    fn foreign(&self) -> Option<&ForeignFilter> {
+        match self {
+            Probe::Foreign(f) => Some(f),
+            Probe::ForeignOwned(f) => Some(f),
+            _ => None,
         }
     }
 
@@ -409,12 +436,17 @@ impl<'a> Probe<'a> {
             Probe::CountingOwned(f) => f.contains_hash(hash),
             Probe::Parquet(f) => f.filter().contains_hash(hash),
             Probe::ParquetOwned(f) => f.filter().contains_hash(hash),
+            // Never reached: a foreign filter has no hasher, so no hash is computed for it.
+            Probe::Foreign(_) | Probe::ForeignOwned(_) => true,
         }
     }
 
     /// Probes every key of `keys`; nulls in `keys` give nulls.
     fn probe_array(&self, keys: &dyn Array) -> Result<BooleanArray> {
         let Some(hasher) = self.hasher() else {
+            if let Some(f) = self.foreign() {
+                return foreign_contains_array(f, keys);
+            }
             let filter = self.parquet().ok_or_else(|| {
                 datafusion::error::DataFusionError::Internal("a filter without a hasher".into())
             })?;
@@ -431,12 +463,96 @@ impl<'a> Probe<'a> {
             Probe::CountingOwned(f) => f.contains_hash_batch(&hashes, &mut out).map_err(Into::into),
             Probe::Parquet(f) => f.filter().contains_hash_batch(&hashes, &mut out),
             Probe::ParquetOwned(f) => f.filter().contains_hash_batch(&hashes, &mut out),
+            Probe::Foreign(_) | Probe::ForeignOwned(_) => Ok(()),
         };
         probed.map_err(BloomUdfError::Core)?;
         let bits = BooleanBuffer::collect_bool(out.len(), |i| out[i]);
         Ok(BooleanArray::new(bits, keys.logical_nulls()))
     }
 }
+
+/// A Guava or Spark filter in `bytes` (recognised by their first bytes; bloomforge's own
+/// start with their magic), or `None`.
+fn foreign(bytes: &[u8]) -> Result<Option<ForeignFilter>, BloomUdfError> {
+    if bytes.starts_with(&bloomforge_core::format::MAGIC) || ForeignFormat::detect(bytes).is_none()
+    {
+        return Ok(None);
+    }
+    ForeignFilter::from_bytes(bytes)
+        .map(Some)
+        .map_err(|e| BloomUdfError::InvalidForeignFilter {
+            function: BLOOM_CONTAINS,
+            reason: e.to_string(),
+        })
+}
+
+/// Probes a Guava or Spark filter with `keys` as that system funnels them: strings and
+/// binaries as their bytes, integers as a Java `long` (Spark widens `int`, `short` and
+/// `byte` values to `long` in `put`; a `UInt64` is the `long` with its bits).
+fn foreign_contains_array(filter: &ForeignFilter, keys: &dyn Array) -> Result<BooleanArray> {
+    use datafusion::arrow::datatypes as t;
+    let n = keys.len();
+    let mut out = vec![false; n];
+    macro_rules! probe {
+        ($keys:expr) => {{
+            let keys: Vec<KeyRef<'_>> = $keys.collect();
+            filter.contains_batch(&keys, &mut out).map_err(|e| {
+                BloomUdfError::InvalidForeignFilter {
+                    function: BLOOM_CONTAINS,
+                    reason: e.to_string(),
+                }
+            })?;
+        }};
+    }
+    macro_rules! ints {
+        ($ty:ty) => {{
+            let a = keys.as_primitive::<$ty>();
+            probe!(a.values().iter().map(|&v| KeyRef::Long(v as i64)))
+        }};
+    }
+    match keys.data_type() {
+        DataType::Utf8 => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_string::<i32>().value(i).as_bytes())))
+        }
+        DataType::LargeUtf8 => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_string::<i64>().value(i).as_bytes())))
+        }
+        DataType::Utf8View => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_string_view().value(i).as_bytes())))
+        }
+        DataType::Binary => probe!((0..n).map(|i| KeyRef::Bytes(keys.as_binary::<i32>().value(i)))),
+        DataType::LargeBinary => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_binary::<i64>().value(i))))
+        }
+        DataType::BinaryView => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_binary_view().value(i))))
+        }
+        DataType::FixedSizeBinary(_) => {
+            probe!((0..n).map(|i| KeyRef::Bytes(keys.as_fixed_size_binary().value(i))))
+        }
+        DataType::Int8 => ints!(t::Int8Type),
+        DataType::Int16 => ints!(t::Int16Type),
+        DataType::Int32 => ints!(t::Int32Type),
+        DataType::Int64 => ints!(t::Int64Type),
+        DataType::UInt8 => ints!(t::UInt8Type),
+        DataType::UInt16 => ints!(t::UInt16Type),
+        DataType::UInt32 => ints!(t::UInt32Type),
+        DataType::UInt64 => ints!(t::UInt64Type),
+        other => {
+            return Err(BloomUdfError::UnsupportedType {
+                function: BLOOM_CONTAINS,
+                data_type: other.to_string(),
+                supported: FOREIGN_KEY_TYPES,
+            }
+            .into())
+        }
+    }
+    let bits = BooleanBuffer::collect_bool(n, |i| out[i]);
+    Ok(BooleanArray::new(bits, keys.logical_nulls()))
+}
+
+const FOREIGN_KEY_TYPES: &str = "Utf8, LargeUtf8, Utf8View, Binary, LargeBinary, BinaryView, \
+     FixedSizeBinary, Int8..Int64, UInt8..UInt64 (for a Guava or Spark filter)";
 
 fn hash_keys(hasher: &DefaultHasher, keys: &dyn Array, out: &mut Vec<u64>) -> Result<()> {
     hash_rows(hasher, keys, 0, keys.len(), Nulls::Placeholder, out).map_err(|t| {

@@ -36,6 +36,15 @@ pub enum BloomUdfError {
         /// Why core's decoder refused them.
         source: bloomforge_core::Error,
     },
+    /// Bytes that start like a Guava or Spark filter but cannot be read as one.
+    #[error("{function}: the filter bytes are not a valid Guava or Spark filter: {reason}")]
+    InvalidForeignFilter {
+        /// The SQL function that read them.
+        function: &'static str,
+        /// Why bloomforge-interop's decoder refused them (its error, as text: this enum is
+        /// `Clone` and `PartialEq`, which that error, holding I/O errors, is not).
+        reason: String,
+    },
     /// Partial `bloom_agg` states built with different parameters cannot be merged.
     #[error(
         "bloom_agg: cannot merge partial filters: {source}; every partial filter of one \

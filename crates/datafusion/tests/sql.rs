@@ -1425,3 +1425,91 @@ async fn filter_variables_answer_as_the_bytes() {
     ));
     assert!(vars.insert("@junk", &[0u8; 10]).is_err());
 }
+
+/// Guava's and Spark's filter bytes (written by the real libraries: bloomforge-interop's
+/// fixtures) probed in SQL, as a literal and as a column, with their own hashing: every
+/// inserted key answers `true`, and the probes answer as the library answered.
+#[tokio::test]
+async fn guava_and_spark_filters_are_probed_with_their_hashing() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../interop/tests/data");
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let ctx = context();
+    for (name, keys, sql_type) in [
+        ("guava-strings-1000-0.01", "keys-strings.txt", "TEXT"),
+        ("spark1-strings-2000-0.03", "keys-strings.txt", "TEXT"),
+        ("spark2-longs-2000-0.03", "keys-longs.txt", "BIGINT"),
+        ("guava-bytes-500-0.01", "keys-bytes.txt", "BYTEA"),
+    ] {
+        let bytes = std::fs::read(data.join(format!("{name}.bin"))).unwrap();
+        let probes_file = keys.replace("keys-", "probes-");
+        let answers = std::fs::read_to_string(data.join(format!("{name}.answers"))).unwrap();
+        let literal = |line: &str| -> String {
+            let (t, v) = line.split_once(':').unwrap();
+            match t {
+                "l" => format!("CAST({v} AS BIGINT)"),
+                "b" => format!("X'{v}'"),
+                // A string given by its UTF-8 bytes, cast back to text.
+                _ => format!("arrow_cast(X'{v}', 'Utf8')"),
+            }
+        };
+        let read = |f: &str| std::fs::read_to_string(data.join(f)).unwrap();
+        let keys_text = read(keys);
+        let probes_text = read(&probes_file);
+        let keys: Vec<&str> = keys_text.lines().take(200).collect();
+        let probes: Vec<&str> = probes_text.lines().take(400).collect();
+        let values = |lines: &[&str]| {
+            lines
+                .iter()
+                .map(|l| format!("({})", literal(l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let sql = |lines: &[&str]| {
+            format!(
+                "SELECT bloom_contains(X'{}', CAST(k AS {sql_type})) FROM (VALUES {}) t(k)",
+                hex(&bytes),
+                values(lines)
+            )
+        };
+        let present = booleans(&ctx, &sql(&keys)).await;
+        assert!(
+            present.iter().all(|a| *a == Some(true)),
+            "{name}: a false negative"
+        );
+        let got: String = booleans(&ctx, &sql(&probes))
+            .await
+            .iter()
+            .map(|a| if *a == Some(true) { '1' } else { '0' })
+            .collect();
+        assert_eq!(
+            got,
+            answers[..probes.len()],
+            "{name}: the library's answers"
+        );
+        // As a column (the filter per row) the answers are the same.
+        let sql = format!(
+            "SELECT bloom_contains(f, CAST(k AS {sql_type})) FROM (VALUES {}) t(k) \
+             CROSS JOIN (SELECT X'{}' AS f) g",
+            values(&probes[..50]),
+            hex(&bytes)
+        );
+        let got: String = booleans(&ctx, &sql)
+            .await
+            .iter()
+            .map(|a| if *a == Some(true) { '1' } else { '0' })
+            .collect();
+        assert_eq!(got, answers[..50], "{name}: per-row answers");
+    }
+    // Truncated Guava bytes: an error naming the format, not a panic.
+    let bytes = std::fs::read(data.join("guava-strings-1000-0.01.bin")).unwrap();
+    let err = error_of(
+        &ctx,
+        &format!("SELECT bloom_contains(X'{}', 'a')", hex(&bytes[..40])),
+    )
+    .await;
+    assert!(
+        err.to_string()
+            .contains("not a valid Guava or Spark filter"),
+        "{err}"
+    );
+}

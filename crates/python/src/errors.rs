@@ -43,3 +43,16 @@ pub fn io_err(path: &str, e: std::io::Error) -> PyErr {
         None => PyOSError::new_err(format!("{path}: {e}")),
     }
 }
+
+/// An error of the Guava / Spark filters or the Parquet retrofit: bytes that are not the
+/// format `FormatError`, bad parameters, incompatible filters and unusable Parquet files
+/// `ValueError`, file errors `OSError` with the path, allocation failures `MemoryError`.
+pub fn interop_err(e: bloomforge_interop::Error) -> PyErr {
+    use bloomforge_interop::Error as E;
+    match e {
+        E::Format { .. } => FormatError::new_err(e.to_string()),
+        E::Core(core) => to_py(core),
+        E::Io { path, source } => io_err(&path.display().to_string(), source),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}

@@ -54,7 +54,7 @@ extern "C" {
 }
 
 /// A `str`'s UTF-8 bytes, borrowed from the string object (CPython caches them there).
-fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
+pub(crate) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
     let mut len: pyo3::ffi::Py_ssize_t = 0;
     // SAFETY: `s` is a live `str` object (the cast checked it); the function writes `len`
     // and returns null (with a Python error set) or a pointer to `len` bytes that live as
@@ -68,7 +68,7 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
 }
 
 /// An `int`'s value as the `u64` bloomforge hashes.
-fn int_bits(key: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn int_bits(key: &Bound<'_, PyAny>) -> PyResult<u64> {
     if let Ok(v) = key.extract::<u64>() {
         return Ok(v);
     }

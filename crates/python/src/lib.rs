@@ -2,6 +2,9 @@
 //! `python/bloomforge/__init__.py`): thin `#[pyclass]` layers over the Rust filters. No
 //! filter logic lives here: keys are hashed by the `keys` module with each filter's own
 //! hasher and handed to the filter's hash and batch calls; bytes are the library's format.
+//! The Guava and Spark filters (`interop`) take keys as those systems funnel them
+//! (`interop_keys`) and read and write those systems' bytes; `parquet` wraps the Parquet
+//! retrofit of bloomforge-interop.
 //!
 //! Guide: <https://github.com/bloomforge/bloomforge/blob/main/docs/python.md>
 
@@ -13,7 +16,10 @@ mod cuckoo;
 mod dleft;
 mod errors;
 mod iblt;
+mod interop;
+mod interop_keys;
 mod keys;
+mod parquet;
 mod retrieval;
 mod shared;
 mod stream;
@@ -37,5 +43,11 @@ fn _bloomforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<retrieval::XorFilter>()?;
     m.add_class::<retrieval::BloomierFilter>()?;
     m.add_class::<atomic::AtomicBloomFilter>()?;
+    m.add_class::<interop::GuavaBloomFilter>()?;
+    m.add_class::<interop::SparkBloomFilter>()?;
+    m.add_function(wrap_pyfunction!(interop::read_foreign_filter, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::parquet_index, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::parquet_probe, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::parquet_filters, m)?)?;
     Ok(())
 }

@@ -10,6 +10,12 @@ the command line hashes a line; ``bytes`` as themselves; an ``int`` as the 64-bi
 of that value (``-2**63 <= k < 2**64``; others raise ``OverflowError``). So a filter
 written by ``bloomforge build urls.txt -o urls.bf`` answers ``"https://..." in
 BloomFilter.load("urls.bf")`` exactly as ``bloomforge query`` does.
+
+``GuavaBloomFilter`` and ``SparkBloomFilter`` are Guava's and Spark's filters bit for bit:
+their keys are hashed as those libraries hash them, and their bytes are those libraries'
+``writeTo`` form (``read_foreign_filter`` tells the two apart). ``parquet_index`` adds
+split-block Bloom filters to an existing Parquet file without rewriting its data;
+``parquet_probe`` and ``parquet_filters`` read any Parquet file's filters.
 """
 
 from ._bloomforge import (
@@ -22,11 +28,17 @@ from ._bloomforge import (
     CuckooFilter,
     DLeftCountingBloomFilter,
     FormatError,
+    GuavaBloomFilter,
     Iblt,
     ScalableBloomFilter,
+    SparkBloomFilter,
     StableBloomFilter,
     TwoBitmap,
     XorFilter,
+    parquet_filters,
+    parquet_index,
+    parquet_probe,
+    read_foreign_filter,
 )
 
 __all__ = [
@@ -39,9 +51,15 @@ __all__ = [
     "CuckooFilter",
     "DLeftCountingBloomFilter",
     "FormatError",
+    "GuavaBloomFilter",
     "Iblt",
     "ScalableBloomFilter",
+    "SparkBloomFilter",
     "StableBloomFilter",
     "TwoBitmap",
     "XorFilter",
+    "parquet_filters",
+    "parquet_index",
+    "parquet_probe",
+    "read_foreign_filter",
 ]

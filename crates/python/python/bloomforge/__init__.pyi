@@ -2,7 +2,10 @@
 ``bloomforge._bloomforge`` and are re-exported here).
 
 ``Key`` and ``Keys`` exist for type checkers only: import them under
-``typing.TYPE_CHECKING`` (``if TYPE_CHECKING: from bloomforge import Keys``).
+``typing.TYPE_CHECKING`` (``if TYPE_CHECKING: from bloomforge import Keys``). So do
+``ForeignKey`` and ``ForeignKeys`` (the keys of the Guava and Spark filters) and the dict
+types of the Parquet functions (``ParquetIndexReport``, ``ParquetProbeAnswer``,
+``ParquetFilterInfo``).
 
 Each class has its own section below, which ends by adding the class to ``__all__``; a
 new class appends its section at the end of the file.
@@ -15,11 +18,13 @@ from typing import (
     ClassVar,
     Iterable,
     Iterator,
+    List,
     Literal,
     Mapping,
     Optional,
     Protocol,
     Tuple,
+    TypedDict,
     Union,
     final,
 )
@@ -835,3 +840,249 @@ class AtomicBloomFilter:
     ) -> Tuple[Callable[[bytes], AtomicBloomFilter], Tuple[bytes]]: ...
 
 __all__ += ["AtomicBloomFilter"]
+
+# ---------------------------------------------------------------------------------------
+# GuavaBloomFilter, SparkBloomFilter, read_foreign_filter
+# ---------------------------------------------------------------------------------------
+
+ForeignKey = Union[str, bytes, bytearray, memoryview, int]
+"""One key of ``GuavaBloomFilter`` / ``SparkBloomFilter``, funnelled as Guava and Spark
+funnel it: a ``str`` as its UTF-8 bytes (``Funnels.stringFunnel(UTF_8)``, ``putString``),
+bytes-like as they are (``Funnels.byteArrayFunnel()``, ``putBinary``), an ``int`` as a Java
+``long`` (``Funnels.longFunnel()``, ``putLong``; ``-2**63 <= k < 2**64``, from ``2**63`` on
+the ``long`` of the same bits)."""
+
+ForeignKeys = Union[Keys, Iterable[ForeignKey]]
+"""A batch of ``ForeignKey``: NumPy integer arrays and Arrow arrays as in ``Keys`` (integers
+as longs), or any iterable of keys."""
+
+_GuavaStrategy = Literal["MURMUR128_MITZ_64", "MURMUR128_MITZ_32"]
+
+@final
+class GuavaBloomFilter:
+    """Guava's ``BloomFilter``, bit for bit: built with the same parameters and keys it has
+    the same bits, and ``to_bytes`` / ``from_bytes`` are Guava's ``writeTo`` / ``readFrom``.
+    A Guava filter is typed by its funnel: query it with keys of the kind it was built
+    from."""
+
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+    def __new__(
+        cls,
+        expected_items: int,
+        false_positive_rate: float = 0.03,
+        *,
+        strategy: _GuavaStrategy = "MURMUR128_MITZ_64",
+    ) -> GuavaBloomFilter:
+        """Java's ``BloomFilter.create(funnel, expected_items, false_positive_rate)``
+        (0.03 is Guava's default rate); ``"MURMUR128_MITZ_32"`` is the strategy of Guava's
+        filters before release 13."""
+    def add(self, key: ForeignKey) -> None:
+        """Adds one key (Guava's ``put``)."""
+    def __contains__(self, key: ForeignKey, /) -> bool:
+        """Guava's ``mightContain``: ``False``: never added; ``True``: added, or a false
+        positive."""
+    def add_many(self, keys: ForeignKeys, *, threads: Optional[int] = None) -> None:
+        """Adds every key of ``keys``, without the GIL for arrays; from a million keys on,
+        ``threads=t`` (t > 1) inserts on ``t`` threads (default: one)."""
+    def update(self, keys: ForeignKeys) -> None:
+        """As ``add_many``."""
+    def contains_many(
+        self, keys: ForeignKeys, *, threads: Optional[int] = None
+    ) -> _BoolArray:
+        """Whether each key of ``keys`` may be in the filter."""
+    def approx_len(self) -> float:
+        """Guava's ``approximateElementCount()`` before rounding: an estimate of the
+        distinct keys added."""
+    @property
+    def false_positive_rate(self) -> float:
+        """Guava's ``expectedFpp()``: ``(set bits / bits) ** num_hashes``."""
+    @property
+    def expected_false_pos(self) -> float:
+        """The same as ``false_positive_rate``."""
+    @property
+    def strategy(self) -> _GuavaStrategy: ...
+    @property
+    def num_bits(self) -> int:
+        """Bits in the filter, a multiple of 64 (Guava's ``bitSize()``)."""
+    @property
+    def num_hashes(self) -> int: ...
+    @property
+    def size_in_bytes(self) -> int: ...
+    @property
+    def fill(self) -> float:
+        """Fraction of the bits that are set."""
+    def clear(self) -> None: ...
+    def copy(self) -> GuavaBloomFilter: ...
+    def __copy__(self) -> GuavaBloomFilter: ...
+    def __deepcopy__(self, memo: Any, /) -> GuavaBloomFilter: ...
+    def __or__(self, other: GuavaBloomFilter, /) -> GuavaBloomFilter:
+        """Union, Guava's ``putAll`` (same bits, hash count and strategy, else
+        ``ValueError``)."""
+    def __and__(self, other: GuavaBloomFilter, /) -> GuavaBloomFilter:
+        """Intersection (same bits, hash count and strategy, else ``ValueError``)."""
+    def __ior__(self, other: GuavaBloomFilter, /) -> GuavaBloomFilter: ...
+    def __iand__(self, other: GuavaBloomFilter, /) -> GuavaBloomFilter: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def to_bytes(self) -> bytes:
+        """Exactly the bytes of Guava's ``writeTo``."""
+    @classmethod
+    def from_bytes(cls, data: bytes) -> GuavaBloomFilter:
+        """Reads Guava's ``writeTo`` bytes; ``FormatError`` for anything else."""
+    def save(self, path: _StrPath) -> None: ...
+    @classmethod
+    def load(cls, path: _StrPath) -> GuavaBloomFilter: ...
+    def __reduce__(
+        self,
+    ) -> Tuple[Callable[[bytes], GuavaBloomFilter], Tuple[bytes]]: ...
+
+@final
+class SparkBloomFilter:
+    """Spark's ``BloomFilter`` (``org.apache.spark.util.sketch``), versions 1 and 2, bit
+    for bit: built with the same parameters and keys it has the same bits, and
+    ``to_bytes`` / ``from_bytes`` are Spark's ``writeTo`` / ``BloomFilter.readFrom``."""
+
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+    def __new__(
+        cls,
+        expected_items: int,
+        false_positive_rate: float = 0.03,
+        *,
+        version: Literal[1, 2] = 2,
+        seed: int = 0,
+    ) -> SparkBloomFilter:
+        """Spark's ``BloomFilter.create(expected_items, false_positive_rate)`` (version 2);
+        ``version=1`` is the format before Spark 4.1, which has no seed. ``seed`` is a Java
+        ``int``."""
+    def add(self, key: ForeignKey) -> None:
+        """Adds one key (Spark's ``put``)."""
+    def __contains__(self, key: ForeignKey, /) -> bool:
+        """Spark's ``mightContain``."""
+    def add_many(self, keys: ForeignKeys, *, threads: Optional[int] = None) -> None:
+        """Adds every key of ``keys``, without the GIL for arrays; from a million keys on,
+        ``threads=t`` (t > 1) inserts on ``t`` threads (default: one)."""
+    def update(self, keys: ForeignKeys) -> None:
+        """As ``add_many``."""
+    def contains_many(
+        self, keys: ForeignKeys, *, threads: Optional[int] = None
+    ) -> _BoolArray:
+        """Whether each key of ``keys`` may be in the filter."""
+    def approx_len(self) -> float:
+        """An estimate of the distinct keys added (from the bits set)."""
+    @property
+    def false_positive_rate(self) -> float:
+        """Spark's ``expectedFpp()``: ``(set bits / bits) ** num_hashes``."""
+    @property
+    def expected_false_pos(self) -> float:
+        """The same as ``false_positive_rate``."""
+    @property
+    def version(self) -> Literal[1, 2]: ...
+    @property
+    def seed(self) -> int:
+        """The hash seed (0 for version 1)."""
+    @property
+    def num_bits(self) -> int:
+        """Bits in the filter, a multiple of 64 (Spark's ``bitSize()``)."""
+    @property
+    def num_hashes(self) -> int: ...
+    @property
+    def size_in_bytes(self) -> int: ...
+    @property
+    def fill(self) -> float:
+        """Fraction of the bits that are set."""
+    def clear(self) -> None: ...
+    def copy(self) -> SparkBloomFilter: ...
+    def __copy__(self) -> SparkBloomFilter: ...
+    def __deepcopy__(self, memo: Any, /) -> SparkBloomFilter: ...
+    def __or__(self, other: SparkBloomFilter, /) -> SparkBloomFilter:
+        """Union, Spark's ``mergeInPlace`` (same version, bits, hash count and seed, else
+        ``ValueError``)."""
+    def __and__(self, other: SparkBloomFilter, /) -> SparkBloomFilter:
+        """Intersection, Spark's ``intersectInPlace`` (same parameters, else
+        ``ValueError``)."""
+    def __ior__(self, other: SparkBloomFilter, /) -> SparkBloomFilter: ...
+    def __iand__(self, other: SparkBloomFilter, /) -> SparkBloomFilter: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def to_bytes(self) -> bytes:
+        """Exactly the bytes of Spark's ``writeTo``."""
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SparkBloomFilter:
+        """Reads Spark's ``writeTo`` bytes (either version); ``FormatError`` for anything
+        else."""
+    def save(self, path: _StrPath) -> None: ...
+    @classmethod
+    def load(cls, path: _StrPath) -> SparkBloomFilter: ...
+    def __reduce__(
+        self,
+    ) -> Tuple[Callable[[bytes], SparkBloomFilter], Tuple[bytes]]: ...
+
+def read_foreign_filter(data: bytes) -> Union[GuavaBloomFilter, SparkBloomFilter]:
+    """A Guava or Spark filter's ``writeTo`` bytes, told apart by their first bytes;
+    ``FormatError`` for anything else."""
+
+__all__ += ["GuavaBloomFilter", "SparkBloomFilter", "read_foreign_filter"]
+
+# ---------------------------------------------------------------------------------------
+# Parquet
+# ---------------------------------------------------------------------------------------
+
+class _ParquetColumnReport(TypedDict):
+    column: str
+    row_groups_indexed: int
+    row_groups_kept: int
+    distinct_values: int
+    filter_bytes: int
+    false_positive_rate: float
+    max_false_positive_rate: float
+
+class ParquetIndexReport(TypedDict):
+    """What ``parquet_index`` did."""
+
+    row_groups: int
+    rows: int
+    columns: List[_ParquetColumnReport]
+    filters_kept: int
+    output_bytes: int
+
+class ParquetProbeAnswer(TypedDict):
+    """One row group's answer of ``parquet_probe``."""
+
+    row_group: int
+    rows: int
+    answer: Literal["may_contain", "absent", "no_filter"]
+
+class _ParquetFilterSummary(TypedDict):
+    bitset_bytes: int
+    estimated_distinct: float
+    false_positive_rate: float
+
+class ParquetFilterInfo(TypedDict):
+    """One column chunk of ``parquet_filters``."""
+
+    row_group: int
+    column: str
+    physical_type: str
+    rows: int
+    filter: Optional[_ParquetFilterSummary]
+
+def parquet_index(
+    input: _StrPath,
+    output: Optional[_StrPath] = None,
+    *,
+    columns: Union[str, Iterable[str]],
+    false_positive_rate: float = 0.01,
+    keep_existing: bool = False,
+) -> ParquetIndexReport:
+    """Rewrites the Parquet file ``input`` as ``output`` (default: ``input``, replaced
+    when the new file is complete) with a split-block Bloom filter per row group for each
+    column of ``columns``; the data pages are copied byte for byte."""
+
+def parquet_probe(
+    path: _StrPath, column: str, value: Union[str, bytes, bytearray, memoryview, int, float]
+) -> List[ParquetProbeAnswer]:
+    """Which row groups of ``path`` may hold ``value`` in ``column``, by their stored
+    split-block filters (any writer's)."""
+
+def parquet_filters(path: _StrPath) -> List[ParquetFilterInfo]:
+    """Every column chunk of ``path`` with the split-block filter stored for it, if any."""
+
+__all__ += ["parquet_index", "parquet_probe", "parquet_filters"]
