@@ -20,6 +20,8 @@
 //! bloomforge ints contains|unique|distinct FILE... [--format text|u32le|u64le] [--memory 1G]
 //! bloomforge diff A.txt B.txt --expected-diff D                (<\tonly in A, >\tonly in B)
 //! bloomforge dedup [KEYS]... [--memory 64M] [--fp 0.01]        (first occurrences, stable filter)
+//! bloomforge parquet index IN.parquet (-o OUT.parquet | --in-place) --column C... [--fp 0.01] [--keep-existing]
+//! bloomforge parquet probe FILE COLUMN VALUE | bloomforge parquet filters FILE [--json]
 //! ```
 //! KEYS are files, `-` or nothing for stdin; keys are lines as raw bytes (policy in
 //! [`input`]). Every command streams its input in bounded blocks; `-q` silences progress
@@ -59,6 +61,7 @@ mod lines;
 mod mapped;
 mod merge;
 mod output;
+mod parquet;
 mod progress;
 mod query;
 mod remove;
@@ -127,6 +130,11 @@ enum Command {
     Diff(diff::Args),
     /// Print each line the first time it is seen, within --memory (a stable Bloom filter).
     Dedup(dedup::Args),
+    /// Parquet files: add split-block Bloom filters to their row groups (index), probe and list them.
+    Parquet {
+        #[command(subcommand)]
+        command: parquet::ParquetCommand,
+    },
     /// Generate a file of URLs for benchmarks (see docs/benchmarks.md).
     #[command(hide = true)]
     GenUrls(gen_urls::Args),
@@ -153,6 +161,7 @@ fn run(command: Command) -> error::Result<()> {
         Command::Ints { command } => ints::run(command),
         Command::Diff(a) => diff::run(a),
         Command::Dedup(a) => dedup::run(a),
+        Command::Parquet { command } => parquet::run(command),
         Command::GenUrls(a) => gen_urls::run(a),
     }
 }

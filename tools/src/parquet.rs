@@ -14,16 +14,13 @@ use std::sync::{Arc, Mutex};
 /// The `bloomforge parquet` commands.
 #[derive(clap::Subcommand)]
 pub(crate) enum ParquetCommand {
-    /// Add a split-block Bloom filter per row group for the named columns, copying the
-    /// data pages as they are.
+    // The help texts are the argument structs' doc comments.
     Index(IndexArgs),
-    /// Print which row groups' filters may hold a value.
     Probe(ProbeArgs),
-    /// Print every column chunk's stored filter: size, distinct values, false-positive rate.
     Filters(FiltersArgs),
 }
 
-/// Add split-block Bloom filters to a Parquet file, row group by row group.
+/// Add split-block Bloom filters to a Parquet file, row group by row group
 ///
 /// Rewrites IN with a filter in each row group for every --column, the one Parquet
 /// readers (DuckDB, Spark, Trino, DataFusion, Arrow) consult to skip row groups for
@@ -74,7 +71,7 @@ pub(crate) struct IndexArgs {
     keep_existing: bool,
 }
 
-/// Print which row groups of a Parquet file may hold a value, by their stored filters.
+/// Print which row groups of a Parquet file may hold a value, by their stored filters
 ///
 /// One line per row group (`row group 3: may contain`, `absent` or `no filter`), then a
 /// count. Any writer's filters are read (bloomforge's, parquet-rs's, DuckDB's, Spark's).
@@ -101,7 +98,7 @@ pub(crate) struct ProbeArgs {
     value: String,
 }
 
-/// Print every column chunk of a Parquet file with its stored Bloom filter.
+/// Print every column chunk of a Parquet file with its stored Bloom filter
 ///
 /// One line per row group and column, tab-separated, after a header line: row group,
 /// column, physical type, rows, filter bytes, estimated distinct values and estimated
@@ -202,8 +199,8 @@ fn index(args: IndexArgs) -> Result<()> {
 }
 
 fn probe(args: ProbeArgs) -> Result<()> {
-    let answers = pq::probe(&args.file, &args.column, &ProbeValue::Text(args.value))
-        .map_err(error)?;
+    let answers =
+        pq::probe(&args.file, &args.column, &ProbeValue::Text(args.value)).map_err(error)?;
     let mut text = String::new();
     let (mut may, mut absent, mut none) = (0usize, 0usize, 0usize);
     for a in &answers {
@@ -283,4 +280,3 @@ fn write_stdout(bytes: &[u8]) -> Result<()> {
         .and_then(|()| out.flush())
         .map_err(|e| CliError::io("stdout", e))
 }
-

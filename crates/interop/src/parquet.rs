@@ -59,8 +59,8 @@
 //!   repeated column is refused (most readers consult filters only for top-level columns).
 //! * Encrypted files and column chunks stored in other files are refused.
 //! * A filter is at most [`MAX_BITSET_BYTES`] (128 MiB): a row group of more than about
-//!   29 million distinct values gets that filter, at a false-positive rate above the
-//!   target (reported).
+//!   100 million distinct values (at 1 %) gets that filter, at a false-positive rate above
+//!   the target (reported).
 //! * The page indexes are carried over; the per-file `sorting_columns` only when every
 //!   row group declares the same (the parquet crate's writer sets them for the whole
 //!   file).

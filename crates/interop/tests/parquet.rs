@@ -50,11 +50,11 @@ fn id(group: usize, row: usize) -> i64 {
 
 /// Nulls every 7th row; 40 distinct values.
 fn small(row: usize) -> Option<i32> {
-    (row % 7 != 0).then_some((row % 40) as i32 - 5)
+    (!row.is_multiple_of(7)).then_some((row % 40) as i32 - 5)
 }
 
 fn tag(row: usize) -> Option<String> {
-    (row % 5 != 0).then(|| format!("tag{}", row % 10))
+    (!row.is_multiple_of(5)).then(|| format!("tag{}", row % 10))
 }
 
 /// A file of `ROW_GROUPS` row groups of `ROWS` rows with `codec`, small data pages (so

@@ -33,14 +33,15 @@ const BATCH: usize = 8192;
 /// rounded up to a power of two and capped at [`MAX_BITSET_BYTES`] / 32.
 ///
 /// Arrow C++ (and so PyArrow) refuses a bitset whose length is not a power of two, and
-/// rounding up only lowers the false-positive rate. At the cap (4 Mi blocks, about 29
-/// million distinct values at 1 %) the rate is above `false_pos`; the index report and
+/// rounding up only lowers the false-positive rate. Past the cap (4 Mi blocks, which hold
+/// about 100 million distinct values at 1 %) the rate is above `false_pos`; the index report and
 /// [`filters`](super::filters) give the rate each filter reaches.
 ///
 /// ```
 /// use bloomforge_interop::parquet::parquet_num_blocks;
 /// assert_eq!(parquet_num_blocks(0, 0.01)?, 1);
-/// assert_eq!(parquet_num_blocks(1000, 0.01)?, 64); // 1000 values: 41 blocks, rounded up
+/// // 1000 values take about 42 blocks at 1 %, rounded up to a power of two:
+/// assert_eq!(parquet_num_blocks(1000, 0.01)?, 64);
 /// assert!(parquet_num_blocks(1000, 1.5).is_err());
 /// # Ok::<(), bloomforge_interop::Error>(())
 /// ```
