@@ -40,6 +40,16 @@ pub(crate) fn install() {
             remove(&p);
         }
         eprintln!("bloomforge: interrupted; temporary files removed");
+        // `_exit`, not `std::process::exit`: the latter flushes stdout, which takes its
+        // lock, and a main thread blocked writing to a full pipe holds that lock for as
+        // long as the reader waits, so the process never ended.
+        #[cfg(unix)]
+        // SAFETY: `_exit` ends the process at once; it has no precondition, and nothing
+        // of ours needs to run after it (the temporary files are removed above).
+        unsafe {
+            libc::_exit(INTERRUPTED_STATUS)
+        };
+        #[cfg(not(unix))]
         std::process::exit(INTERRUPTED_STATUS);
     });
     #[cfg(unix)]
