@@ -275,6 +275,21 @@ impl Bits {
         Ok(())
     }
 
+    /// `(set bits / m)^k` (both libraries' `expectedFpp()`).
+    pub(crate) fn expected_false_pos(&self) -> f64 {
+        (self.count_ones() as f64 / self.m as f64).powi(self.k as i32)
+    }
+
+    /// `-m/k ln(1 - ones/m)`: the distinct keys that best explain the set bits.
+    pub(crate) fn estimated_len(&self) -> f64 {
+        let m = self.m as f64;
+        -(m / f64::from(self.k)) * (1.0 - self.count_ones() as f64 / m).ln()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.words().all(|w| w == 0)
+    }
+
     pub(crate) fn count_ones(&self) -> u64 {
         self.words().map(|w| u64::from(w.count_ones())).sum()
     }
@@ -348,6 +363,19 @@ impl Bits {
         );
         Ok((Self::from_words(words, k), rest))
     }
+}
+
+/// `Extend` of both filters: the keys through `insert_batch`, 1024 at a time.
+pub(crate) fn extend_in_chunks<K>(iter: impl IntoIterator<Item = K>, mut insert: impl FnMut(&[K])) {
+    let mut chunk = Vec::with_capacity(1024);
+    for key in iter {
+        chunk.push(key);
+        if chunk.len() == chunk.capacity() {
+            insert(&chunk);
+            chunk.clear();
+        }
+    }
+    insert(&chunk);
 }
 
 impl Clone for Bits {

@@ -274,7 +274,7 @@ impl GuavaBloomFilter {
     /// Guava's `expectedFpp()`: `(set bits / bits)^k`, the false-positive rate of the
     /// filter as it is now.
     pub fn expected_false_pos(&self) -> f64 {
-        (self.count_ones() as f64 / self.num_bits() as f64).powi(self.num_hashes() as i32)
+        self.bits.expected_false_pos()
     }
 
     /// The false-positive rate theory gives after `n` distinct keys:
@@ -287,13 +287,12 @@ impl GuavaBloomFilter {
     /// number of distinct keys that best explains the set bits (an estimate: the filter
     /// keeps no count).
     pub fn estimated_len(&self) -> f64 {
-        let m = self.num_bits() as f64;
-        -(m / self.num_hashes() as f64) * (1.0 - self.count_ones() as f64 / m).ln()
+        self.bits.estimated_len()
     }
 
     /// Whether no bit is set (every query answers `false`).
     pub fn is_empty(&self) -> bool {
-        self.bits.words().all(|w| w == 0)
+        self.bits.is_empty()
     }
 
     /// The bytes of the words in memory.
@@ -374,14 +373,6 @@ impl fmt::Debug for GuavaBloomFilter {
 impl<K: Key> Extend<K> for GuavaBloomFilter {
     /// Adds the keys through the batch path, a chunk at a time.
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        let mut chunk = Vec::with_capacity(1024);
-        for key in iter {
-            chunk.push(key);
-            if chunk.len() == chunk.capacity() {
-                self.insert_batch(&chunk);
-                chunk.clear();
-            }
-        }
-        self.insert_batch(&chunk);
+        crate::bits::extend_in_chunks(iter, |chunk| self.insert_batch(chunk));
     }
 }
