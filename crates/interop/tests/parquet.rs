@@ -197,7 +197,8 @@ fn assert_same_data(input: &Path, output: &Path) {
     assert_eq!(fa.key_value_metadata(), fb.key_value_metadata());
     assert_eq!(fa.created_by(), fb.created_by());
     assert_eq!(a.num_row_groups(), b.num_row_groups());
-    let (ia, ib) = (a.page_index().unwrap(), b.page_index().unwrap());
+    let (ca_index, cb_index) = (a.column_index().unwrap(), b.column_index().unwrap());
+    let (oa_index, ob_index) = (a.offset_index().unwrap(), b.offset_index().unwrap());
     let (bytes_a, bytes_b) = (
         std::fs::read(input).unwrap(),
         std::fs::read(output).unwrap(),
@@ -229,11 +230,8 @@ fn assert_same_data(input: &Path, output: &Path) {
                 "{at}: chunk bytes differ"
             );
             // The page indexes, their page offsets moved with the chunk.
-            assert_eq!(ia.column_index(g, c), ib.column_index(g, c), "{at}");
-            let (oa, ob) = (
-                ia.offset_index(g, c).unwrap(),
-                ib.offset_index(g, c).unwrap(),
-            );
+            assert_eq!(ca_index[g][c], cb_index[g][c], "{at}");
+            let (oa, ob) = (&oa_index[g][c], &ob_index[g][c]);
             assert!(oa.page_locations.len() > 1, "{at}: several pages");
             let shift = range(cb).start as i64 - range(ca).start as i64;
             for (pa, pb) in oa.page_locations.iter().zip(&ob.page_locations) {

@@ -378,7 +378,8 @@ impl Job<'_> {
             filters_kept: 0,
             output_bytes: 0,
         };
-        let page_index = self.metadata.page_index();
+        let column_index = self.metadata.column_index();
+        let offset_index = self.metadata.offset_index();
         let mut hashes: Vec<u64> = Vec::new();
         for (rg, row_group) in self.metadata.row_groups().iter().enumerate() {
             let mut filters: Vec<Option<Sbbf>> = vec![None; row_group.num_columns()];
@@ -441,8 +442,8 @@ impl Job<'_> {
                     rows_written: rows,
                     metadata: chunk.clone(),
                     bloom_filter: filters[col].take(),
-                    column_index: page_index.and_then(|p| p.column_index(rg, col)).cloned(),
-                    offset_index: page_index.and_then(|p| p.offset_index(rg, col)).cloned(),
+                    column_index: column_index.and_then(|c| c.get(rg)?.get(col)).cloned(),
+                    offset_index: offset_index.and_then(|o| o.get(rg)?.get(col)).cloned(),
                 };
                 group.append_column(self.file, close).map_err(write_err)?;
             }
