@@ -158,36 +158,53 @@ mod x86 {
     use super::{binary_loop, popcount_atomic_loop, popcount_loop, Op};
     use core::sync::atomic::AtomicU64;
 
+    /// [`super::popcount_atomic`] compiled with POPCNT.
+    ///
     /// # Safety
-    /// The CPU supports POPCNT.
+    /// The CPU must support POPCNT; callers check with `is_x86_feature_detected!("popcnt")`.
+    /// There is no other precondition.
     #[target_feature(enable = "popcnt")]
     pub(crate) unsafe fn popcount_atomic_popcnt(words: &[AtomicU64]) -> u64 {
         popcount_atomic_loop(words)
     }
 
+    /// [`super::popcount`] compiled with AVX2 and POPCNT.
+    ///
     /// # Safety
-    /// The CPU supports AVX2 and POPCNT.
+    /// The CPU must support AVX2 and POPCNT; callers check with
+    /// `Backend::Avx2.is_available()` (every AVX2 CPU has POPCNT). There is no other
+    /// precondition.
     #[target_feature(enable = "avx2,popcnt")]
     pub(crate) unsafe fn popcount_avx2(words: &[u64], mask: u64) -> u64 {
         popcount_loop(words, mask)
     }
 
+    /// [`super::binary`] compiled with AVX2.
+    ///
     /// # Safety
-    /// The CPU supports AVX2.
+    /// The CPU must support AVX2; callers check with `Backend::Avx2.is_available()`. There
+    /// is no other precondition (unequal lengths stop at the shorter slice).
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn binary_avx2(op: Op, a: &mut [u64], b: &[u64]) {
         binary_loop(op, a, b)
     }
 
+    /// [`super::popcount`] compiled with AVX-512F and VPOPCNTDQ.
+    ///
     /// # Safety
-    /// The CPU supports AVX-512F, AVX-512 VPOPCNTDQ and POPCNT.
+    /// The CPU must support AVX-512F, AVX-512 VPOPCNTDQ and POPCNT; callers check with
+    /// `Backend::Avx512.is_available()` and [`has_vpopcntdq`]. There is no other
+    /// precondition.
     #[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
     pub(crate) unsafe fn popcount_avx512(words: &[u64], mask: u64) -> u64 {
         popcount_loop(words, mask)
     }
 
+    /// [`super::binary`] compiled with AVX-512F.
+    ///
     /// # Safety
-    /// The CPU supports AVX-512F.
+    /// The CPU must support AVX-512F; callers check with `Backend::Avx512.is_available()`.
+    /// There is no other precondition (unequal lengths stop at the shorter slice).
     #[target_feature(enable = "avx512f")]
     pub(crate) unsafe fn binary_avx512(op: Op, a: &mut [u64], b: &[u64]) {
         binary_loop(op, a, b)
@@ -202,7 +219,9 @@ mod x86 {
     /// [`super::append_fields`] on AVX-512F and BMI2.
     ///
     /// # Safety
-    /// The CPU supports AVX-512F, BMI2 and POPCNT.
+    /// The CPU must support AVX-512F, BMI2 and POPCNT; callers check with
+    /// [`has_avx512_bmi2`]. There is no other precondition: `out` only grows (the
+    /// compressed stores write into capacity reserved here).
     #[target_feature(enable = "avx512f,bmi2,popcnt")]
     pub(crate) unsafe fn append_fields_avx512(
         words: &[u64],

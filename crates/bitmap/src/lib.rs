@@ -49,6 +49,12 @@
 //! rayon thread its own range of words (partitioned by high bits), so they need no atomics.
 //! Popcounts and the in-place set algebra run on core's [`Backend`] dispatch.
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod bitmap;
 mod bulk;
 mod kernels;

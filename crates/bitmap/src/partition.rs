@@ -131,9 +131,14 @@ struct Line([u32; 16]);
 /// whole line (non-temporal where available and `aligned`), else value by value.
 ///
 /// # Safety
-/// The piece's values of bucket `b` must number exactly the slots it owns from `next[b]`
-/// on, those slots must be valid for writes and written by no one else, and `aligned`
-/// must be true only if `out` is 64-byte aligned.
+/// - For every bucket `b`, the piece's values with `v >> shift == b` number exactly the
+///   slots it owns from `next[b]` on (`out.add(next[b])` onwards); a value whose bucket
+///   is `>= next.len()` panics on a bounds check.
+/// - Those slots are valid for writes and nothing else reads or writes them during the
+///   call (other pieces own disjoint slots; a line that straddles two pieces is written
+///   value by value, each piece only its own slots).
+/// - `aligned` is true only if `out` is 64-byte aligned (the full-line stores at slots
+///   `16 k` are then aligned non-temporal stores).
 unsafe fn scatter_lines(
     piece: &[u32],
     next: &mut [usize],
@@ -201,7 +206,8 @@ unsafe fn scatter_lines(
 /// `aligned` (and `dst` is 64-byte aligned) on x86-64.
 ///
 /// # Safety
-/// `dst` is valid for writes of 16 values and 64-byte aligned if `aligned`.
+/// `dst` is valid for writes of 16 `u32` values (64 bytes) that nothing else accesses
+/// during the call, and 64-byte aligned if `aligned` (aligned non-temporal stores).
 #[inline(always)]
 unsafe fn store_line(dst: *mut u32, line: &Line, aligned: bool) {
     #[cfg(target_arch = "x86_64")]

@@ -37,20 +37,33 @@ pub(crate) trait Layout: 'static {
     /// Block index of `hash` in a filter of `num_blocks` blocks.
     fn block_index(hash: u64, num_blocks: usize) -> usize;
 
-    /// See [`Kernel`].
+    /// Whether every probe bit of `h32` is set in `block` (see [`Kernel`]).
     ///
     /// # Safety
-    /// The CPU supports the backend of `K`.
+    /// - The CPU must support the backend of `K` (none beyond the target for `Scalar` and
+    ///   `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F for `Avx512`); callers check with
+    ///   `Backend::is_available()`.
+    /// - `k <= Self::MAX_HASHES` (64 for the blocked layout, whose SIMD kernels read a
+    ///   64-entry multiplier table for `k` probes; the split-block layout ignores `k`).
     unsafe fn contains<K: Kernel>(block: &Self::Block, h32: u32, k: u32) -> bool;
-    /// See [`Kernel`].
+    /// Sets the probe bits of `h32` in `block`; returns whether they were all set before
+    /// (see [`Kernel`]).
     ///
     /// # Safety
-    /// The CPU supports the backend of `K`.
+    /// - The CPU must support the backend of `K` (none beyond the target for `Scalar` and
+    ///   `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F for `Avx512`); callers check with
+    ///   `Backend::is_available()`.
+    /// - `k <= Self::MAX_HASHES` (64 for the blocked layout, whose SIMD kernels read a
+    ///   64-entry multiplier table for `k` probes; the split-block layout ignores `k`).
     unsafe fn insert<K: Kernel>(block: &mut Self::Block, h32: u32, k: u32) -> bool;
     /// The probe bits of `h32`, as a block.
     ///
     /// # Safety
-    /// The CPU supports the backend of `K`.
+    /// - The CPU must support the backend of `K` (none beyond the target for `Scalar` and
+    ///   `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F for `Avx512`); callers check with
+    ///   `Backend::is_available()`.
+    /// - `k <= Self::MAX_HASHES` (64 for the blocked layout, whose SIMD kernels read a
+    ///   64-entry multiplier table for `k` probes; the split-block layout ignores `k`).
     unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Self::Block;
 
     /// Whether every probe bit of `h32` is set in an atomic block (relaxed loads), without
@@ -58,7 +71,11 @@ pub(crate) trait Layout: 'static {
     /// mispredicts several times per key).
     ///
     /// # Safety
-    /// The CPU supports the backend of `K`.
+    /// - The CPU must support the backend of `K` (none beyond the target for `Scalar` and
+    ///   `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F for `Avx512`); callers check with
+    ///   `Backend::is_available()`.
+    /// - `k <= Self::MAX_HASHES` (64 for the blocked layout, whose SIMD kernels read a
+    ///   64-entry multiplier table for `k` probes; the split-block layout ignores `k`).
     #[inline(always)]
     unsafe fn atomic_contains<K: Kernel>(block: &Self::AtomicBlock, h32: u32, k: u32) -> bool {
         // SAFETY: forwarded contract.
@@ -179,24 +196,48 @@ impl Layout for Blocked512 {
         fast_range64(hash, num_blocks as u64) as usize
     }
 
+    /// The blocked kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::contains`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`) and `k <= 64` (the SIMD kernels read `k` entries, rounded up
+    /// to a multiple of 8, from a 64-entry multiplier table).
     #[inline(always)]
     unsafe fn contains<K: Kernel>(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: forwarded contract.
         unsafe { K::blocked_contains(block, h32, k) }
     }
 
+    /// The blocked kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::insert`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`) and `k <= 64` (the SIMD kernels read `k` entries, rounded up
+    /// to a multiple of 8, from a 64-entry multiplier table).
     #[inline(always)]
     unsafe fn insert<K: Kernel>(block: &mut Block512, h32: u32, k: u32) -> bool {
         // SAFETY: forwarded contract.
         unsafe { K::blocked_insert(block, h32, k) }
     }
 
+    /// The blocked kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::mask`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`) and `k <= 64` (the SIMD kernels read `k` entries, rounded up
+    /// to a multiple of 8, from a 64-entry multiplier table).
     #[inline(always)]
     unsafe fn mask<K: Kernel>(h32: u32, k: u32) -> Block512 {
         // SAFETY: forwarded contract.
         unsafe { K::blocked_mask(h32, k) }
     }
 
+    /// A relaxed copy of the block, probed with the blocked kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::atomic_contains`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`) and `k <= 64` (the SIMD kernels read `k` entries, rounded up
+    /// to a multiple of 8, from a 64-entry multiplier table).
     #[inline(always)]
     unsafe fn atomic_contains<K: Kernel>(block: &AtomicBlock512, h32: u32, k: u32) -> bool {
         // Copy the line with relaxed loads, then run the SIMD probe on the copy: cheaper
@@ -280,18 +321,33 @@ impl Layout for Split256 {
         (((hash >> 32) * num_blocks as u64) >> 32) as usize
     }
 
+    /// The split-block kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::contains`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`). `k` is ignored: a split block always has eight probes.
     #[inline(always)]
     unsafe fn contains<K: Kernel>(block: &Block256, h32: u32, _k: u32) -> bool {
         // SAFETY: forwarded contract.
         unsafe { K::split_contains(block, h32) }
     }
 
+    /// The split-block kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::insert`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`). `k` is ignored: a split block always has eight probes.
     #[inline(always)]
     unsafe fn insert<K: Kernel>(block: &mut Block256, h32: u32, _k: u32) -> bool {
         // SAFETY: forwarded contract.
         unsafe { K::split_insert(block, h32) }
     }
 
+    /// The split-block kernel of `K`.
+    ///
+    /// # Safety
+    /// As [`Layout::mask`]: the CPU must support the backend of `K` (callers check with
+    /// `Backend::is_available()`). `k` is ignored: a split block always has eight probes.
     #[inline(always)]
     unsafe fn mask<K: Kernel>(h32: u32, _k: u32) -> Block256 {
         // SAFETY: forwarded contract.

@@ -43,6 +43,11 @@
 //! in [`math`].
 
 #![warn(missing_docs)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 pub mod arch;
 mod atomic_word;

@@ -31,7 +31,9 @@ pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// assert_eq!(table.len(), n);
 /// ```
 pub fn advise_huge_pages<T>(region: &mut [MaybeUninit<T>]) {
-    advise_raw(region.as_mut_ptr().cast(), core::mem::size_of_val(region));
+    // SAFETY: the range is exactly the memory of `region`, a slice borrowed mutably for
+    // the call, so it lies inside one live allocation (or is empty).
+    unsafe { advise_raw(region.as_mut_ptr().cast(), core::mem::size_of_val(region)) };
 }
 
 /// A `Vec` of `n` clones of `value`, its memory advised with [`advise_huge_pages`] before
@@ -86,7 +88,10 @@ const PARALLEL_FILL_CHUNK: usize = 2 << 20;
 /// from [`PARALLEL_FILL_MIN_BYTES`] on.
 ///
 /// # Safety
-/// `ptr..ptr + bytes` must be valid for writes (one live allocation).
+/// - `ptr` must be non-null and `ptr..ptr + bytes` valid for writes: inside one live
+///   allocation (so `ptr as usize + bytes` does not overflow).
+/// - Nothing else may read or write the range during the call (no live reference into
+///   it): from [`PARALLEL_FILL_MIN_BYTES`] on, other threads of the pool write it.
 pub(crate) unsafe fn zero_raw(ptr: *mut u8, bytes: usize) {
     use rayon::prelude::*;
     if bytes < PARALLEL_FILL_MIN_BYTES || rayon::current_num_threads() == 1 {
@@ -111,10 +116,17 @@ pub(crate) unsafe fn zero_raw(ptr: *mut u8, bytes: usize) {
     });
 }
 
-/// [`advise_huge_pages`] on `bytes` bytes at `ptr`; the range must lie inside one live
-/// allocation (madvise never changes its contents or validity).
+/// [`advise_huge_pages`] on `bytes` bytes at `ptr` (`madvise(MADV_HUGEPAGE)` on the
+/// range's 2 MiB-aligned interior, from [`HUGE_PAGE_MIN_BYTES`] on).
+///
+/// # Safety
+/// `ptr..ptr + bytes` must lie inside one live allocation of this process (empty ranges
+/// included): otherwise the advice would reach pages that are not this caller's, such as
+/// another allocation's or memory already returned to the system. The advice never
+/// changes the contents or validity of the memory, so the range may be uninitialised and
+/// may be referenced elsewhere; nothing is read or written.
 #[cfg(all(target_os = "linux", not(miri)))]
-pub(crate) fn advise_raw(ptr: *mut u8, bytes: usize) {
+pub(crate) unsafe fn advise_raw(ptr: *mut u8, bytes: usize) {
     const HUGE: usize = 2 << 20;
     if bytes < HUGE_PAGE_MIN_BYTES {
         return;
@@ -123,16 +135,23 @@ pub(crate) fn advise_raw(ptr: *mut u8, bytes: usize) {
     let end = (ptr as usize).saturating_add(bytes) & !(HUGE - 1);
     if end > start {
         // SAFETY: `start..end` lies inside the live allocation of `bytes` bytes at `ptr`
-        // (callers' contract); MADV_HUGEPAGE only changes how the kernel backs those pages,
-        // never their contents or validity, and its result is deliberately ignored (a hint).
+        // (this function's contract); MADV_HUGEPAGE only changes how the kernel backs those
+        // pages, never their contents or validity, and its result is deliberately ignored
+        // (a hint).
         unsafe {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
     }
 }
 
+/// [`advise_huge_pages`] on `bytes` bytes at `ptr` (a no-op on this target).
+///
+/// # Safety
+/// `ptr..ptr + bytes` must lie inside one live allocation of this process: the same
+/// contract as on Linux, where the range is passed to `madvise`. Nothing is read or
+/// written.
 #[cfg(not(all(target_os = "linux", not(miri))))]
-pub(crate) fn advise_raw(_ptr: *mut u8, _bytes: usize) {}
+pub(crate) unsafe fn advise_raw(_ptr: *mut u8, _bytes: usize) {}
 
 #[cfg(test)]
 mod tests {

@@ -64,7 +64,9 @@ pub(crate) fn alloc_blocks<B: ZeroInit>(n: u64, max: u64) -> Result<Box<[B]>> {
         // SAFETY: `layout` has a non-zero size (len >= 1 and B is not zero-sized).
         let raw = unsafe { std::alloc::alloc(layout) };
         if !raw.is_null() {
-            crate::memory::advise_raw(raw, layout.size());
+            // SAFETY: `raw..raw + layout.size()` is the allocation just made, live and not
+            // yet shared.
+            unsafe { crate::memory::advise_raw(raw, layout.size()) };
             // SAFETY: `raw` points to `layout.size()` writable bytes just allocated.
             unsafe { crate::memory::zero_raw(raw, layout.size()) };
         }
@@ -176,20 +178,39 @@ impl<L: Layout> Clone for RawBlocks<L> {
 
 // --- generic kernels, instantiated per backend by `dispatch_fn!` -------------------------
 
+/// Whether `hash` is in `blocks`: one probe of block `L::block_index(hash, blocks.len())`.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+/// - `blocks` is non-empty and at most `L::MAX_BLOCKS` blocks long: the block is read
+///   with `get_unchecked` at `L::block_index(hash, blocks.len())`, which is below
+///   `blocks.len()` only for such lengths (every filter's and view's block array is).
 #[inline(always)]
 unsafe fn contains_one<K: Kernel, L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
     debug_assert!(b < blocks.len());
     // SAFETY: `blocks` is always a filter's block array (`RawBlocks::blocks`, or a view's
     // borrowed blocks), which its constructors (`alloc_blocks`, `from_blocks`,
-    // `view::open_view`) keep non-empty and at most `L::MAX_BLOCKS` long. For such
-    // `n = blocks.len()`, `block_index` maps into `0..n`: blocked is
+    // `view::open_view`) keep non-empty and at most `L::MAX_BLOCKS` long (this function's
+    // contract). For such `n = blocks.len()`, `block_index` maps into `0..n`: blocked is
     // floor(h * n / 2^64) < n for n >= 1; split-block is floor((h >> 32) * n / 2^32) < n
     // for 1 <= n <= 2^32 (the product fits in a u64). The CPU supports the backend of K
-    // (forwarded).
+    // and `k <= L::MAX_HASHES` (forwarded).
     unsafe { L::contains::<K>(blocks.get_unchecked(b), hash as u32, k) }
 }
 
+/// Inserts `hash` into `blocks`; returns whether all its bits were set before.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn insert_one<K: Kernel, L: Layout>(blocks: &mut [L::Block], hash: u64, k: u32) -> bool {
     let b = L::block_index(hash, blocks.len());
@@ -199,6 +220,14 @@ unsafe fn insert_one<K: Kernel, L: Layout>(blocks: &mut [L::Block], hash: u64, k
 
 /// Pipelined batch probe: item `i + PREFETCH_AHEAD` is hashed and its block prefetched
 /// while item `i` is probed.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
     blocks: &[L::Block],
@@ -237,6 +266,16 @@ const GROUPED_INSERT_MIN_BYTES: usize = 16 << 20;
 /// Pipelined batch insert (see [`contains_batch`]) into `blocks`, which are blocks
 /// `first..first + blocks.len()` of a filter of `total` blocks; every hash must map into
 /// that range (the whole filter: `first = 0, total = blocks.len()`).
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks: a hash that maps outside
+/// `first..first + blocks.len()` panics (on the subtraction's overflow check or on the
+/// bounds check).
 #[inline(always)]
 unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     blocks: &mut [L::Block],
@@ -318,6 +357,14 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
 /// with an insert of the same key may or may not see it, which is the only meaningful
 /// answer for an unordered pair of operations. Nothing else is published through the
 /// filter, so no acquire/release pairing is needed.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn atomic_insert_one<K: Kernel, L: Layout>(
     blocks: &[L::AtomicBlock],
@@ -331,6 +378,15 @@ unsafe fn atomic_insert_one<K: Kernel, L: Layout>(
     crate::atomic_word::or_missing(L::atomic_words(&blocks[b]), L::u64_words(&mask))
 }
 
+/// Whether `hash` is in the atomic `blocks` (relaxed loads).
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn atomic_contains_one<K: Kernel, L: Layout>(
     blocks: &[L::AtomicBlock],
@@ -342,6 +398,15 @@ unsafe fn atomic_contains_one<K: Kernel, L: Layout>(
     unsafe { L::atomic_contains::<K>(&blocks[b], hash as u32, k) }
 }
 
+/// Pipelined batch probe of atomic blocks (see [`contains_batch`]).
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
     blocks: &[L::AtomicBlock],
@@ -370,6 +435,15 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
     }
 }
 
+/// Pipelined batch insert into atomic blocks (see [`contains_batch`]).
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `Backend::is_available()`
+///   (the `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= L::MAX_HASHES` (see [`Layout::contains`]); filters validate it with
+///   [`check_hashes`].
+///
+/// Blocks are indexed with bounds checks (an out-of-range index panics).
 #[inline(always)]
 unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
     blocks: &[L::AtomicBlock],

@@ -25,24 +25,42 @@ use crate::layout::{POWERS, POWERS_U64};
 /// # Safety
 /// Implementations may use CPU features beyond the compilation target: calling a method
 /// requires that the CPU supports the implementation's backend, and the caller must be
-/// inlined into a function with those target features enabled.
+/// inlined into a function with those target features enabled. An implementation may rely
+/// on nothing more than what each method's `# Safety` section states; the line is a
+/// reference, so it is valid, 64-byte aligned and not accessed by anything else for the
+/// duration of the call.
 pub(crate) unsafe trait LineKernel {
     /// Increments the non-saturated counters of `h32`'s `k` probes; whether they were all
     /// non-zero before.
     ///
     /// # Safety
-    /// The CPU supports the kernel's backend.
+    /// - The CPU must support the kernel's backend: nothing beyond the target for
+    ///   `Portable`, AVX2 for `Avx2`, AVX2, AVX-512F and AVX-512BW for `Avx512`; callers
+    ///   check with `backend_available`.
+    /// - `k <= MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight at a
+    ///   time from `POWERS` (64 entries) or `POWERS_U64` (72), reading past their end for
+    ///   a larger `k` (the portable kernel panics instead). `k = 0` is allowed.
     unsafe fn insert(line: &mut CounterLine, h32: u32, k: u32) -> bool;
     /// If all the probed counters are non-zero, decrements the non-saturated ones and
     /// returns `true`; otherwise changes nothing and returns `false`.
     ///
     /// # Safety
-    /// The CPU supports the kernel's backend.
+    /// - The CPU must support the kernel's backend: nothing beyond the target for
+    ///   `Portable`, AVX2 for `Avx2`, AVX2, AVX-512F and AVX-512BW for `Avx512`; callers
+    ///   check with `backend_available`.
+    /// - `k <= MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight at a
+    ///   time from `POWERS` (64 entries) or `POWERS_U64` (72), reading past their end for
+    ///   a larger `k` (the portable kernel panics instead). `k = 0` is allowed.
     unsafe fn remove(line: &mut CounterLine, h32: u32, k: u32) -> bool;
     /// Whether every probed counter is non-zero.
     ///
     /// # Safety
-    /// The CPU supports the kernel's backend.
+    /// - The CPU must support the kernel's backend: nothing beyond the target for
+    ///   `Portable`, AVX2 for `Avx2`, AVX2, AVX-512F and AVX-512BW for `Avx512`; callers
+    ///   check with `backend_available`.
+    /// - `k <= MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight at a
+    ///   time from `POWERS` (64 entries) or `POWERS_U64` (72), reading past their end for
+    ///   a larger `k` (the portable kernel panics instead). `k = 0` is allowed.
     unsafe fn contains(line: &CounterLine, h32: u32, k: u32) -> bool;
 }
 
@@ -52,6 +70,11 @@ pub(crate) struct Portable;
 
 // SAFETY: portable code needs no CPU feature.
 unsafe impl LineKernel for Portable {
+    /// [`LineKernel::insert`] in portable code.
+    ///
+    /// # Safety
+    /// Callable on any CPU (portable code). `k <= MAX_HASHES` as for every kernel; a larger `k`
+    /// panics on a bounds-checked `POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn insert(line: &mut CounterLine, h32: u32, k: u32) -> bool {
         let mask = crate::layout::line_mask(h32, k);
@@ -63,6 +86,11 @@ unsafe impl LineKernel for Portable {
         missing == 0
     }
 
+    /// [`LineKernel::remove`] in portable code.
+    ///
+    /// # Safety
+    /// Callable on any CPU (portable code). `k <= MAX_HASHES` as for every kernel; a larger `k`
+    /// panics on a bounds-checked `POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn remove(line: &mut CounterLine, h32: u32, k: u32) -> bool {
         let mask = crate::layout::line_mask(h32, k);
@@ -82,6 +110,10 @@ unsafe impl LineKernel for Portable {
 
     /// All `k` probes are read and combined without branches: an early exit on the first
     /// zero counter mispredicts on most negative queries and measured 3x slower.
+    ///
+    /// # Safety
+    /// Callable on any CPU (portable code). `k <= MAX_HASHES` as for every kernel; a larger `k`
+    /// panics on a bounds-checked `POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn contains(line: &CounterLine, h32: u32, k: u32) -> bool {
         // A count rather than an `&=` flag, so the compiler cannot turn it back into an
@@ -107,6 +139,10 @@ mod avx512_impl {
     use core::arch::x86_64::*;
 
     /// `(lanes whose low nibble is non-zero, lanes whose high nibble is non-zero)`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512BW (and AVX-512F); callers check with
+    /// `backend_available(Backend::Avx512)`. There is no other precondition.
     #[inline(always)]
     unsafe fn nonzero_masks(v: __m512i) -> (u64, u64) {
         // SAFETY: the caller guarantees AVX-512BW.
@@ -119,6 +155,10 @@ mod avx512_impl {
     }
 
     /// `(lanes whose low nibble is 15, lanes whose high nibble is 15)`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512BW; callers check with
+    /// `backend_available(Backend::Avx512)`. There is no other precondition.
     #[inline(always)]
     unsafe fn saturated_masks(v: __m512i) -> (u64, u64) {
         // SAFETY: the caller guarantees AVX-512F and AVX-512BW.
@@ -134,6 +174,12 @@ mod avx512_impl {
     /// [`probe_bits`] in 64-bit lanes, eight probes per pass: `vpsllvq` of 1 by `c` gives
     /// `1 << c` for `c < 64` and 0 otherwise (and by `c - 64` the reverse), then the lanes
     /// are OR-reduced.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX-512F; callers check with
+    ///   `backend_available(Backend::Avx512)`.
+    /// - `k <= MAX_HASHES` (64): each pass loads `POWERS_U64[j..j + 8]` for `j = 0, 8, ..`
+    ///   below `k`, inside its 72 entries only for `k <= 72`.
     #[inline(always)]
     unsafe fn probe_bits_v(h32: u32, k: u32) -> (u64, u64) {
         // SAFETY: `j < k <= 64` and `POWERS_U64` has 72 entries; AVX-512F is guaranteed by
@@ -176,6 +222,10 @@ mod avx512_impl {
     }
 
     /// `(OR of lo's lanes, OR of hi's lanes)`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; callers check with `backend_available(Backend::Avx512)`.
+    /// There is no other precondition.
     #[inline(always)]
     unsafe fn reduce_pair(lo: __m512i, hi: __m512i) -> (u64, u64) {
         // SAFETY: the caller guarantees AVX-512F.
@@ -197,6 +247,13 @@ mod avx512_impl {
     // contract makes callers guarantee; loads and stores go through `&CounterLine`, which
     // is 64 bytes and 64-byte aligned.
     unsafe impl LineKernel for Avx512 {
+        /// [`LineKernel::insert`] with one masked byte add per nibble half.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX-512F and AVX-512BW (and AVX2, which the backend check
+        ///   includes); callers check with `backend_available(Backend::Avx512)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from
+        ///   `POWERS_U64`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn insert(line: &mut CounterLine, h32: u32, k: u32) -> bool {
             // SAFETY: AVX-512F is guaranteed by the caller.
@@ -217,6 +274,13 @@ mod avx512_impl {
             }
         }
 
+        /// [`LineKernel::remove`] with one masked byte subtract per nibble half.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX-512F and AVX-512BW (and AVX2, which the backend check
+        ///   includes); callers check with `backend_available(Backend::Avx512)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from
+        ///   `POWERS_U64`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn remove(line: &mut CounterLine, h32: u32, k: u32) -> bool {
             // SAFETY: AVX-512F is guaranteed by the caller.
@@ -243,6 +307,12 @@ mod avx512_impl {
         /// `h32 * 0`), whose bits 25..31 are the counter `c`; `vpermq` fetches each
         /// probe's word (`(c % 64) / 8` = bits 28..30) from the line held in one register,
         /// `vpsrlvq` brings its nibble down and `vptestmq` tests it under the lane mask.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX-512F and AVX-512BW (and AVX2, which the backend check
+        ///   includes); callers check with `backend_available(Backend::Avx512)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from
+        ///   `POWERS_U64`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn contains(line: &CounterLine, h32: u32, k: u32) -> bool {
             // SAFETY: an aligned 64-byte load of a borrowed line; `j < k <= 64` and
@@ -304,6 +374,10 @@ mod avx2_impl {
 
     /// The byte masks (0xFF where the bit is set) of bits 0..32 and 32..64 of `m`: byte
     /// lane `b` of the pair is 0xFF exactly when bit `b` of `m` is set.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)` (or
+    /// `Backend::Avx512`, which includes it). There is no other precondition.
     #[inline(always)]
     unsafe fn expand(m: u64) -> (__m256i, __m256i) {
         // SAFETY: the caller guarantees AVX2.
@@ -337,6 +411,10 @@ mod avx2_impl {
     /// For the 32 byte lanes `v` with targeted nibbles `(lo, hi)` (byte masks): the
     /// targeted nibbles that are zero (as byte bits 0x0F / 0xF0), and the per-byte
     /// increment (0x01 / 0x10) of the targeted nibbles that are not saturated.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+    /// There is no other precondition.
     #[inline(always)]
     unsafe fn half(v: __m256i, lo: __m256i, hi: __m256i) -> Half {
         // SAFETY: the caller guarantees AVX2.
@@ -361,6 +439,11 @@ mod avx2_impl {
     /// 32-bit multiply, widened to 64-bit lanes where `vpsllvq` of 1 by `c` gives
     /// `1 << c` for `c < 64` and 0 otherwise (and by `c - 64` the reverse; lanes past `k`
     /// get `c >= 128`, which sets neither), then the lanes are OR-reduced.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+    /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from the
+    ///   64-entry `POWERS`, at offsets `0, 8, ..` below `k`.
     #[inline(always)]
     unsafe fn probe_bits_v(h32: u32, k: u32) -> (u64, u64) {
         // SAFETY: `j + 8 <= 64 = POWERS.len()` because `j < k <= 64` steps by 8; AVX2 is
@@ -408,6 +491,11 @@ mod avx2_impl {
     }
 
     /// The two halves of `line` with the probe masks of `h32`'s `k` probes.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+    /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from the
+    ///   64-entry `POWERS`, at offsets `0, 8, ..` below `k`.
     #[inline(always)]
     unsafe fn halves(line: &CounterLine, h32: u32, k: u32) -> (__m256i, __m256i, Half, Half) {
         // SAFETY: AVX2 is guaranteed by the caller.
@@ -427,6 +515,12 @@ mod avx2_impl {
     // callers guarantee; loads and stores go through `&CounterLine`, 64 bytes, 64-byte
     // aligned.
     unsafe impl LineKernel for Avx2 {
+        /// [`LineKernel::insert`] on two 256-bit halves.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from the
+        ///   64-entry `POWERS`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn insert(line: &mut CounterLine, h32: u32, k: u32) -> bool {
             // SAFETY: AVX2 is guaranteed by the caller; the stores are the two aligned
@@ -443,6 +537,12 @@ mod avx2_impl {
             }
         }
 
+        /// [`LineKernel::remove`] on two 256-bit halves.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from the
+        ///   64-entry `POWERS`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn remove(line: &mut CounterLine, h32: u32, k: u32) -> bool {
             // SAFETY: as in `insert`.
@@ -464,6 +564,11 @@ mod avx2_impl {
         /// `(c % 64) / 4` of the line (16 words, two registers), at bit
         /// `(c % 4) * 8 + (c / 64) * 4`; each half is permuted with `vpermd` and the
         /// right one picked per lane, then the nibbles are tested together.
+        ///
+        /// # Safety
+        /// - The CPU must support AVX2; callers check with `backend_available(Backend::Avx2)`.
+        /// - `k <= MAX_HASHES` (64): the probe multipliers are loaded eight at a time from the
+        ///   64-entry `POWERS`, at offsets `0, 8, ..` below `k`.
         #[inline(always)]
         unsafe fn contains(line: &CounterLine, h32: u32, k: u32) -> bool {
             let ptr = line.words.as_ptr().cast::<__m256i>();
@@ -514,6 +619,15 @@ pub(crate) use bloomforge_core::batch::{HashSource, Hashes, Keys};
 
 // --- generic operations, instantiated per backend by `dispatch_fn!` ------------------------
 
+/// Increments the counters of `hash`; whether they were all non-zero before.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn insert_one<K: LineKernel>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool {
     let l = line_index(hash, lines.len());
@@ -521,6 +635,15 @@ unsafe fn insert_one<K: LineKernel>(lines: &mut [CounterLine], hash: u64, k: u32
     unsafe { K::insert(&mut lines[l], hash as u32, k) }
 }
 
+/// Decrements the counters of `hash` if all are non-zero; whether they were.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn remove_one<K: LineKernel>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool {
     let l = line_index(hash, lines.len());
@@ -528,6 +651,15 @@ unsafe fn remove_one<K: LineKernel>(lines: &mut [CounterLine], hash: u64, k: u32
     unsafe { K::remove(&mut lines[l], hash as u32, k) }
 }
 
+/// Whether every counter of `hash` is non-zero.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn contains_one<K: LineKernel>(lines: &[CounterLine], hash: u64, k: u32) -> bool {
     let l = line_index(hash, lines.len());
@@ -594,6 +726,15 @@ fn pipeline_ref<H: HashSource>(
     });
 }
 
+/// Pipelined [`insert_one`] over `src`.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn insert_batch<K: LineKernel, H: HashSource>(lines: &mut [CounterLine], k: u32, src: &H) {
     pipeline(lines, src, |_, line, h32| {
@@ -602,6 +743,15 @@ unsafe fn insert_batch<K: LineKernel, H: HashSource>(lines: &mut [CounterLine], 
     });
 }
 
+/// Pipelined [`remove_one`] over `src`, each answer in `out`.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics). `out` shorter than `src` panics.
 #[inline(always)]
 unsafe fn remove_batch<K: LineKernel, H: HashSource>(
     lines: &mut [CounterLine],
@@ -615,6 +765,15 @@ unsafe fn remove_batch<K: LineKernel, H: HashSource>(
     });
 }
 
+/// Pipelined [`contains_one`] over `src`, each answer in `out`.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics). `out` shorter than `src` panics.
 #[inline(always)]
 unsafe fn contains_batch<K: LineKernel, H: HashSource>(
     lines: &[CounterLine],
@@ -631,6 +790,11 @@ unsafe fn contains_batch<K: LineKernel, H: HashSource>(
 /// Defines `$name(backend, args..)`, which calls `$generic::<K, ..>(args..)` with `K` the
 /// kernel of `backend`, inside a function compiled with that backend's target features so
 /// the kernel inlines into it.
+///
+/// The generated function is safe and checks only the CPU requirement (through the
+/// `Backend`, which a filter holds only after `backend_available`); `$generic`'s other
+/// precondition, `k <= MAX_HASHES`, is left to its callers, which pass a filter's own
+/// validated `k`.
 macro_rules! dispatch_fn {
     ($name:ident <$($g:ident : $bound:path),*> ($($arg:ident : $ty:ty),*) -> $ret:ty => $generic:ident) => {
         #[inline]
@@ -638,27 +802,44 @@ macro_rules! dispatch_fn {
             match backend {
                 #[cfg(target_arch = "x86_64")]
                 Backend::Avx512 => {
+                    /// The generic function with the AVX-512 kernel, compiled with its
+                    /// features.
+                    ///
+                    /// # Safety
+                    /// The CPU must support AVX2, AVX-512F and AVX-512BW (callers check with
+                    /// `backend_available(Backend::Avx512)`), and `k <= MAX_HASHES`.
                     #[target_feature(enable = "avx2,avx512f,avx512bw")]
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX-512F and AVX-512BW.
+                        // SAFETY: this function runs only with AVX-512F and AVX-512BW; `k`
+                        // is bounded by this function's contract.
                         unsafe { $generic::<Avx512, $($g),*>($($arg),*) }
                     }
                     // SAFETY: a filter holds `Backend::Avx512` only after
-                    // `backend_available` confirmed AVX-512F and AVX-512BW on this CPU.
+                    // `backend_available` confirmed AVX-512F and AVX-512BW on this CPU;
+                    // `k <= MAX_HASHES` is this function's callers' (see `dispatch_fn!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
                 #[cfg(target_arch = "x86_64")]
                 Backend::Avx2 => {
+                    /// The generic function with the AVX2 kernel, compiled with its
+                    /// features.
+                    ///
+                    /// # Safety
+                    /// The CPU must support AVX2 (callers check with
+                    /// `backend_available(Backend::Avx2)`), and `k <= MAX_HASHES`.
                     #[target_feature(enable = "avx2")]
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2.
+                        // SAFETY: this function runs only with AVX2; `k` is bounded by this
+                        // function's contract.
                         unsafe { $generic::<Avx2, $($g),*>($($arg),*) }
                     }
                     // SAFETY: a filter holds `Backend::Avx2` only after `backend_available`
-                    // confirmed AVX2 on this CPU.
+                    // confirmed AVX2 on this CPU; `k <= MAX_HASHES` is this function's
+                    // callers' (see `dispatch_fn!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
-                // SAFETY: the portable kernel needs no CPU feature.
+                // SAFETY: the portable kernel needs no CPU feature; `k <= MAX_HASHES` is
+                // this function's callers' (see `dispatch_fn!`).
                 _ => unsafe { $generic::<Portable, $($g),*>($($arg),*) },
             }
         }
@@ -667,6 +848,14 @@ macro_rules! dispatch_fn {
 
 /// Queries one key of an atomic filter: the line copied with relaxed loads (inlined into
 /// the backend's wrapper, so the copy stays in registers), then `K::contains`.
+///
+/// # Safety
+/// - The CPU must support the backend of `K`; callers check with `backend_available` (the
+///   `dispatch_fn!` wrappers do, through the filter's `Backend`).
+/// - `k <= MAX_HASHES` (see [`LineKernel::insert`]); filters validate it when they are
+///   built or read.
+///
+/// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn atomic_contains_one<K: LineKernel>(
     lines: &[crate::atomic::AtomicCounterLine],

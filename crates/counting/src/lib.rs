@@ -65,6 +65,11 @@
 //! everywhere else; batch calls hash and prefetch `PREFETCH_AHEAD` (128) keys ahead.
 
 #![warn(missing_docs)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 mod atomic;
 mod error;

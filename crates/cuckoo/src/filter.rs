@@ -147,8 +147,14 @@ impl Geometry {
 
 /// A bucket-match kernel as a type, so batch loops instantiate per kernel.
 trait MatchKernel {
+    /// Whether `fp` is in the bucket at byte `b1` or `b2` of the table at `t`.
+    ///
     /// # Safety
-    /// As [`Kernel::matches`] for this kernel.
+    /// - Both bucket starts `b1` and `b2` satisfy the contract of [`table::slot_at`] for
+    ///   `t`, and `bs` is the table's slots per bucket.
+    /// - The CPU supports the kernel: AVX2 for `Avx2Kernel` (callers check with
+    ///   `Backend::is_available()` before the filter's `Kernel::Avx2` is built), nothing
+    ///   for `ScalarKernel`.
     unsafe fn matches<F: Fingerprint>(
         t: *const u8,
         b1: usize,
@@ -160,6 +166,11 @@ trait MatchKernel {
 
 struct ScalarKernel;
 impl MatchKernel for ScalarKernel {
+    /// The SWAR kernel where the bucket fits a `u64`, else the slot loop.
+    ///
+    /// # Safety
+    /// Both bucket starts satisfy the contract of [`table::slot_at`] for `t`, and `bs` is the
+    /// table's slots per bucket. No CPU feature is needed.
     #[inline(always)]
     unsafe fn matches<F: Fingerprint>(
         t: *const u8,
@@ -183,6 +194,12 @@ impl MatchKernel for ScalarKernel {
 struct Avx2Kernel;
 #[cfg(target_arch = "x86_64")]
 impl MatchKernel for Avx2Kernel {
+    /// [`table::matches_avx2`].
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 (callers check with `Backend::is_available()`), and both bucket
+    /// starts satisfy the contract of [`table::slot_at`] for `t`, with `bs` the table's slots
+    /// per bucket.
     #[inline(always)]
     unsafe fn matches<F: Fingerprint>(
         t: *const u8,
@@ -535,7 +552,11 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     /// The pipelined query loop: hashes and prefetches both buckets `AHEAD` keys ahead.
     ///
     /// # Safety
-    /// The CPU supports kernel `K`.
+    /// The CPU supports kernel `K`: AVX2 for `Avx2Kernel` (the filter's `Kernel::Avx2`
+    /// exists only for a backend that passed `Backend::is_available()`), nothing for
+    /// `ScalarKernel`. There is no other precondition: the buckets probed are below
+    /// `num_buckets` of this filter's table. `out` receives the first
+    /// `min(src.len(), out.len())` answers.
     #[inline(always)]
     unsafe fn contains_loop<K: MatchKernel, Src: HashSource>(&self, src: &Src, out: &mut [bool]) {
         let g = self.geometry();
@@ -577,6 +598,12 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => {
+                /// The query loop with the AVX2 kernel, compiled with AVX2.
+                ///
+                /// # Safety
+                /// The CPU must support AVX2 (callers check with the filter's
+                /// `Kernel::Avx2`, built only for an available backend). There is no
+                /// other precondition.
                 #[target_feature(enable = "avx2")]
                 unsafe fn run<F: Fingerprint, S, Src: HashSource>(
                     f: &CuckooFilter<F, S>,

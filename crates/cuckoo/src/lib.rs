@@ -62,6 +62,12 @@
 //! (10K-100K keys: 6.6-7.3 vs 2.9-3.1 ns) and 2.1-2.4x at 1M keys on a loaded machine.
 //! They would pay only if queries kept their speed, and they do not.
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod concurrent;
 mod error;
 mod filter;

@@ -60,7 +60,8 @@ impl Fingerprint for Fp16 {
 /// The little-endian `u32` at `ptr`.
 ///
 /// # Safety
-/// `ptr..ptr + 4` is readable.
+/// `ptr..ptr + 4` is valid for reads (any alignment: the read is unaligned) and not
+/// written during the call.
 #[inline(always)]
 unsafe fn read_u32(ptr: *const u8) -> u32 {
     // SAFETY: the caller guarantees four readable bytes; `read_unaligned` has no alignment
@@ -71,8 +72,12 @@ unsafe fn read_u32(ptr: *const u8) -> u32 {
 /// Slot `slot` of the bucket starting at byte `bucket_start` of `table`.
 ///
 /// # Safety
-/// `bucket_start + bucket_bytes + PAD` bytes of `table` are readable (true for every
-/// bucket of a table laid out as the module describes) and `slot < bucket_size`.
+/// - `table..table + bucket_start + bucket_bytes + PAD` is valid for reads, where
+///   `bucket_bytes` is the table's bucket size in bytes: true for every bucket start of a
+///   table laid out as the module describes (`PAD` zero bytes after the last bucket).
+/// - `slot < bucket_size` (the table's slots per bucket), so the unaligned 4-byte read at
+///   byte `slot * F::BITS / 8` of the bucket ends before `bucket_bytes + 4`.
+/// - Nothing writes those bytes during the call.
 #[inline(always)]
 pub(crate) unsafe fn slot_at<F: Fingerprint>(
     table: *const u8,
@@ -89,7 +94,10 @@ pub(crate) unsafe fn slot_at<F: Fingerprint>(
 /// Writes `value` (at most `F::MASK`) into slot `slot` of the bucket at `bucket_start`.
 ///
 /// # Safety
-/// As [`slot_at`], for a writable table.
+/// As [`slot_at`], for reads and writes: `table..table + bucket_start + bucket_bytes +
+/// PAD` is valid for reads and writes, `slot < bucket_size`, and nothing else accesses the
+/// four bytes read and written (unaligned) during the call. (`value > F::MASK` would
+/// corrupt the neighbouring slot, not memory outside the table.)
 #[inline(always)]
 pub(crate) unsafe fn set_slot<F: Fingerprint>(
     table: *mut u8,
@@ -111,7 +119,8 @@ pub(crate) unsafe fn set_slot<F: Fingerprint>(
 /// Scalar oracle: whether `fp` is in the bucket at byte `b1` or `b2`.
 ///
 /// # Safety
-/// Both buckets satisfy the contract of [`slot_at`].
+/// Both `b1` and `b2` satisfy the contract of [`slot_at`] for `table`, and `bucket_size`
+/// is the table's slots per bucket (every `slot < bucket_size` is read).
 #[inline(always)]
 pub(crate) unsafe fn matches_scalar<F: Fingerprint>(
     table: *const u8,
@@ -141,7 +150,10 @@ pub(crate) unsafe fn matches_scalar<F: Fingerprint>(
 /// boundary) on every backend.
 ///
 /// # Safety
-/// Both buckets satisfy the contract of [`slot_at`]; `bucket_size * F::BITS <= 64`.
+/// Both `b1` and `b2` satisfy the contract of [`slot_at`] for `table`: 8 bytes are read
+/// (unaligned) from each bucket start, inside `bucket_bytes + PAD`. `bucket_size * F::BITS
+/// <= 64` as well (a larger bucket overflows the field masks: a wrong answer or a panic,
+/// not an out-of-bounds read).
 #[inline(always)]
 pub(crate) unsafe fn matches_swar<F: Fingerprint>(
     table: *const u8,
@@ -182,7 +194,13 @@ pub(crate) fn swar_fits<F: Fingerprint>(bucket_size: usize) -> bool {
 /// AVX2 kernel: whether `fp` is in the bucket at byte `b1` or `b2`, with one compare.
 ///
 /// # Safety
-/// The CPU supports AVX2, and `b1 + PAD`, `b2 + PAD` are within the table.
+/// - The CPU must support AVX2; callers check with `Backend::is_available()` before
+///   [`Kernel::for_backend`] gives `Kernel::Avx2`.
+/// - `table + b1 .. table + b1 + PAD` and `table + b2 .. table + b2 + PAD` are valid for
+///   reads (16 bytes, or 8 for buckets of at most 8 bytes, are loaded unaligned from each)
+///   and not written during the call: true for two bucket starts of a table laid out as
+///   the module describes.
+/// - `bucket_size` is the table's slots per bucket (for the lane mask).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -270,8 +288,12 @@ impl Kernel {
     /// time and 3.5 ns with the bucket-size dispatch, against 3.3 ns for the AVX2 call.
     ///
     /// # Safety
-    /// Both bucket starts satisfy the contract of [`slot_at`]; an `Avx2` kernel was built
-    /// from a backend this CPU supports.
+    /// - Both bucket starts satisfy the contract of [`slot_at`] for `table` (which covers
+    ///   the SWAR and AVX2 kernels' 8- and 16-byte reads), and `bucket_size` is the
+    ///   table's slots per bucket.
+    /// - For `Kernel::Avx2`, the CPU supports AVX2: an `Avx2` kernel comes from
+    ///   [`for_backend`](Self::for_backend) of a backend that passed
+    ///   `Backend::is_available()`.
     #[inline(always)]
     pub(crate) unsafe fn matches_one<F: Fingerprint>(
         self,
@@ -301,8 +323,9 @@ impl Kernel {
     /// loop for `Scalar`): what the oracle tests compare.
     ///
     /// # Safety
-    /// Both bucket starts satisfy the contract of [`slot_at`]; an `Avx2` kernel was built
-    /// from a backend this CPU supports.
+    /// As [`matches_one`](Self::matches_one): both bucket starts satisfy the contract of
+    /// [`slot_at`] for `table`, `bucket_size` is the table's, and for `Kernel::Avx2` the
+    /// CPU supports AVX2.
     #[cfg(test)]
     #[inline(always)]
     pub(crate) unsafe fn matches<F: Fingerprint>(

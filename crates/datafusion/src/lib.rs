@@ -77,6 +77,12 @@
 //! or parameters, and retracting a row never added are a `DataFusionError::External`
 //! wrapping a [`BloomUdfError`]. No input makes the functions panic.
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 /// This crate's `README.md`, the repository's front page and the SQL guide
 /// (`docs/sql.md`): every `rust` block on them is compiled and run as a doctest here (this
 /// crate reaches both bloomforge-core and DataFusion).

@@ -596,8 +596,14 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// ([`Kernel::LOCATE4_GENERAL`]: general map, `d = 4`); returns `d`.
     ///
     /// # Safety
-    /// The CPU supports `K::BACKEND`; a kernel with `LOCATE4_GENERAL` runs only where
-    /// `B <= u32::MAX` (its route, [`route_of`]).
+    /// - The CPU has the features of `K` (see [`Kernel`]): `kernel_is_avx2` /
+    ///   `kernel_is_avx512` confirmed them before [`route_of`] chose the kernel.
+    /// - `M` is the filter's permutation family (`GeneralMap` exactly when
+    ///   `!self.perm.pow2`), and `D` is 0 or `self.geo.d`.
+    /// - If `K::LOCATE4_GENERAL` (the AVX-512 kernel): `self.geo.buckets <= u32::MAX`.
+    ///
+    /// Every route [`route_of`] picks meets these. The pointers are formed, never read,
+    /// here; each is the start of a bucket of this table.
     #[inline(always)]
     unsafe fn locate_k<K: Kernel, M: MapKind, const D: usize>(
         &self,
@@ -629,8 +635,10 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// Cell `j` of the bucket at `bucket` (a pointer into this table).
     ///
     /// # Safety
-    /// `bucket` is a bucket of this table (readable for the bucket plus the slack) and
-    /// `j < g.cells`.
+    /// - `bucket` points to the start of a bucket of this table (so it is readable for the
+    ///   bucket plus the `SLACK` bytes that end the table).
+    /// - `j < g.cells`: the cell is read with one unaligned 8-byte load at byte
+    ///   `j * g.cell_bits / 8` of the bucket, which the slack covers.
     #[inline(always)]
     unsafe fn cell_at(&self, bucket: *const u8, j: u32) -> u32 {
         let g = &self.geo;
@@ -652,7 +660,12 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// other cell changes.
     ///
     /// # Safety
-    /// `offset` is the offset of a bucket of this table and `j < g.cells`.
+    /// - `offset` is the byte offset of a bucket of this table.
+    /// - `j < g.cells`: the 8 bytes at `offset + j * g.cell_bits / 8` are read and written
+    ///   unaligned, inside the bucket plus the table's trailing `SLACK` bytes.
+    ///
+    /// That the sum or difference fits the cell is a correctness requirement (another
+    /// cell would change), not a memory-safety one.
     #[inline(always)]
     unsafe fn add_to_cell<const ADD: bool>(&mut self, offset: usize, j: u32, delta: u32) {
         let bit = j * self.geo.cell_bits;
@@ -676,8 +689,20 @@ impl<S> DLeftCountingBloomFilter<S> {
         }
     }
 
+    /// Whether `hash`'s fingerprint is stored: one [`Kernel::any_match`] over its `d`
+    /// candidate buckets.
+    ///
     /// # Safety
-    /// The CPU supports `K::BACKEND`; `SHAPE` and `D` as above.
+    /// - The CPU has the features of `K` (see [`Kernel`]): `kernel_is_avx2` /
+    ///   `kernel_is_avx512` confirmed them before [`route_of`] chose the kernel.
+    /// - `M` is the filter's permutation family (`GeneralMap` exactly when
+    ///   `!self.perm.pow2`), and `D` is 0 or `self.geo.d`.
+    /// - If `K::LOCATE4_GENERAL` (the AVX-512 kernel): `self.geo.buckets <= u32::MAX`.
+    /// - `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`.
+    ///
+    /// Every route [`route_of`] picks meets these. The buckets located here are read for
+    /// `bucket_bytes + SLACK` bytes, which the table's trailing `SLACK` bytes (an
+    /// invariant of every filter) allow.
     #[inline(always)]
     unsafe fn contains_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &self,
@@ -698,7 +723,11 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// branch depends on which subtable holds the key). Returns `d` and the scans.
     ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn scan_all<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &self,
@@ -733,7 +762,11 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// Finds the cell holding the fingerprint of `hash`: (bucket offset, cell index).
     ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn find_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &self,
@@ -783,8 +816,14 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// Inserts the fingerprint whose candidate buckets and remainders are given.
     ///
     /// # Safety
-    /// `buckets[..d]` and `rems[..d]` come from `locate` on this filter; otherwise as for
-    /// `contains_with`.
+    /// - `buckets[..d]` and `rems[..d]`, with `d`, are what `locate_k::<K, M, D>` returned
+    ///   for this filter (so `d <= 8` and each pointer is a bucket start of this table),
+    ///   and the table has not been reallocated since.
+    /// - The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    ///   features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    ///   `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    ///   `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    ///   them).
     #[inline(always)]
     unsafe fn insert_located<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -844,7 +883,9 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// one pass over the four buckets gives packed hit and occupancy masks.
     ///
     /// # Safety
-    /// As for `insert_located`, with `d = 4` and `SHAPE != SHAPE_ANY` (so `w <= 8`).
+    /// As for [`insert_located`](Self::insert_located) (buckets and remainders from
+    /// `locate_k` on this filter, and the route contract), with `d = 4` and
+    /// `SHAPE == self.geo.shape() != SHAPE_ANY` (so `w <= 8`, as `scan4` requires).
     #[inline(always)]
     unsafe fn insert_located4<K: Kernel, M: MapKind, const SHAPE: u8>(
         &mut self,
@@ -896,7 +937,9 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// [`remove_located`](Self::remove_located) for `d = 4` buckets of at most 8 cells.
     ///
     /// # Safety
-    /// As for `insert_located4`.
+    /// As for [`insert_located4`](Self::insert_located4): buckets and remainders from
+    /// `locate_k` on this filter, the route contract, `d = 4` and
+    /// `SHAPE == self.geo.shape() != SHAPE_ANY`.
     #[inline(always)]
     unsafe fn remove_located4<K: Kernel, M: MapKind, const SHAPE: u8>(
         &mut self,
@@ -939,7 +982,8 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// Removes one occurrence of the fingerprint whose candidates are given.
     ///
     /// # Safety
-    /// As for `insert_located`.
+    /// As for [`insert_located`](Self::insert_located): `buckets[..d]` and `rems[..d]`
+    /// from `locate_k` on this filter, and the route contract.
     #[inline(always)]
     unsafe fn remove_located<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -987,8 +1031,15 @@ impl<S> DLeftCountingBloomFilter<S> {
         }
     }
 
+    /// Inserts the fingerprint of `hash`: [`insert_located`](Self::insert_located) after
+    /// `locate_k`.
+    ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn insert_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -1002,8 +1053,15 @@ impl<S> DLeftCountingBloomFilter<S> {
         unsafe { self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
+    /// Removes one occurrence of the fingerprint of `hash`:
+    /// [`remove_located`](Self::remove_located) after `locate_k`.
+    ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn remove_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -1021,7 +1079,10 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// `d` buckets.
     ///
     /// # Safety
-    /// As for `contains_with`.
+    /// As for [`locate_k`](Self::locate_k): the CPU has the features of `K`, `M` is the
+    /// filter's permutation family, `D` is 0 or `self.geo.d`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL`. (`d > 8` or
+    /// `slot >= AHEAD_FAR` panics on a bounds check.)
     #[inline(always)]
     unsafe fn locate_prefetch<K: Kernel, M: MapKind, const D: usize>(
         &self,
@@ -1055,7 +1116,11 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// `journal`.
     ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn update_batch_with<
         K: Kernel,
@@ -1100,8 +1165,14 @@ impl<S> DLeftCountingBloomFilter<S> {
         None
     }
 
+    /// [`update_batch_with`](Self::update_batch_with) inserting every hash.
+    ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn insert_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -1112,8 +1183,14 @@ impl<S> DLeftCountingBloomFilter<S> {
         unsafe { self.update_batch_with::<K, M, SHAPE, D, true>(hashes, journal) }
     }
 
+    /// [`update_batch_with`](Self::update_batch_with) removing every hash.
+    ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn remove_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &mut self,
@@ -1219,7 +1296,7 @@ impl<S> DLeftCountingBloomFilter<S> {
     /// The cell of `hash`'s fingerprint, found with the scalar kernel (no dispatch).
     fn find_scalar(&self, hash: u64) -> Option<(usize, u32)> {
         // SAFETY: the scalar kernel needs no CPU feature; SHAPE_ANY and D = 0 fit any
-        // geometry.
+        // geometry; the map follows `perm.pow2`.
         unsafe {
             if self.perm.pow2 {
                 self.find_with::<Scalar, Pow2Map, SHAPE_ANY, 0>(hash)
@@ -1229,8 +1306,15 @@ impl<S> DLeftCountingBloomFilter<S> {
         }
     }
 
+    /// The counter of the fingerprint of `hash` (0 if absent, [`crate::SATURATED`] if
+    /// sticky).
+    ///
     /// # Safety
-    /// As for `contains_with`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
     #[inline(always)]
     unsafe fn count_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &self,
@@ -1251,8 +1335,18 @@ impl<S> DLeftCountingBloomFilter<S> {
         }
     }
 
+    /// Answers [`contains_with`](Self::contains_with) for each of `hashes` into `out`,
+    /// locating and prefetching keys ahead.
+    ///
     /// # Safety
-    /// As for `contains_with`; `hashes.len() == out.len()`.
+    /// The route contract of [`contains_with`](Self::contains_with): the CPU has the
+    /// features of `K`, `M` is the filter's permutation family, `D` is 0 or
+    /// `self.geo.d`, `SHAPE` is `SHAPE_ANY` or `self.geo.shape()`, and
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL` (all as [`route_of`] picks
+    /// them).
+    ///
+    /// Callers pass `hashes.len() == out.len()`; other lengths answer the first
+    /// `min(hashes.len(), out.len())` hashes (not a memory-safety requirement).
     #[inline(always)]
     unsafe fn contains_hash_batch_with<K: Kernel, M: MapKind, const SHAPE: u8, const D: usize>(
         &self,
@@ -1399,43 +1493,63 @@ fn route_of(backend: Backend, pow2: bool, g: &Geometry) -> u8 {
 /// compiled inside `#[target_feature(enable = "avx2")]` functions so the kernel inlines.
 macro_rules! dispatch {
     ($this:ident, $generic:ident, $self_ty:ty, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {{
+        /// The AVX2 instances, compiled with the kernel's features.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2, POPCNT and BMI1 (callers check with
+        /// `kernel_is_avx2`), and the route contract of `contains_with` holds for `M`,
+        /// `SHAPE` and `D` (as [`route_of`] picks them).
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,popcnt,bmi1")]
         unsafe fn avx2<S, M: MapKind, const SHAPE: u8, const D: usize>(
             this: $self_ty,
             $($arg: $ty),*
         ) -> $ret {
-            // SAFETY: runs only with AVX2 (and POPCNT, BMI1) enabled; `SHAPE` and `D` match the
-            // geometry (chosen by `route_of`).
+            // SAFETY: runs only with AVX2 (and POPCNT, BMI1) enabled; `M`, `SHAPE` and `D`
+            // match the filter (this function's contract, met by `route_of`).
             unsafe { this.$generic::<Avx2, M, SHAPE, D>($($arg),*) }
         }
+        /// The AVX-512 instances, compiled with the kernel's features.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2, POPCNT, BMI1 and AVX-512 F, VL, DQ, BW, VBMI and
+        /// BITALG (callers check with `kernel_is_avx512`), and the route contract of
+        /// `contains_with` holds for `M`, `SHAPE` and `D`, including
+        /// `geo.buckets <= u32::MAX` (as [`route_of`] picks them).
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,popcnt,bmi1,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg")]
         unsafe fn avx512<S, M: MapKind, const SHAPE: u8, const D: usize>(
             this: $self_ty,
             $($arg: $ty),*
         ) -> $ret {
-            // SAFETY: runs only with the AVX-512 kernel's features enabled; `SHAPE`, `D`
-            // and `B <= u32::MAX` match the geometry (chosen by `route_of`).
+            // SAFETY: runs only with the AVX-512 kernel's features enabled; `M`, `SHAPE`,
+            // `D` and `B <= u32::MAX` match the filter (this function's contract, met by
+            // `route_of`).
             unsafe { this.$generic::<Avx512, M, SHAPE, D>($($arg),*) }
         }
         /// The scalar instances, out of line so that the dispatch itself stays small
         /// enough to inline into callers.
+        ///
+        /// # Safety
+        /// No CPU feature is needed; `M` must be the filter's permutation family and `D`
+        /// 0 or `geo.d` (the route contract of `contains_with` with `SHAPE_ANY`).
         #[inline(never)]
         unsafe fn scalar<S, M: MapKind, const D: usize>(
             this: $self_ty,
             $($arg: $ty),*
         ) -> $ret {
             // SAFETY: the scalar kernel needs no CPU feature; `SHAPE_ANY` fits any
-            // geometry and `D` is 4 only when `geo.d == 4` (chosen by `route_of`).
+            // geometry; `M` and `D` match the filter (this function's contract: `D` is 4
+            // only when `geo.d == 4`, chosen by `route_of`).
             unsafe { this.$generic::<Scalar, M, SHAPE_ANY, D>($($arg),*) }
         }
         // SAFETY: an AVX2 route is set only when `kernel_is_avx2` confirmed AVX2, POPCNT
         // and BMI1 on this CPU, the AVX-512 route only when `kernel_is_avx512` confirmed
         // its features too and the table is the general map's with `d = 4`, 16-byte
-        // buckets and `B <= u32::MAX` (`route_of`); `SHAPE` is `geo.shape()` or `SHAPE_ANY`, and
-        // `D` is 4 only when `geo.d == 4`. The scalar kernel needs no CPU feature;
-        // `SHAPE_ANY` and `D = 0` fit any geometry.
+        // buckets and `B <= u32::MAX` (`route_of`); `SHAPE` is `geo.shape()` or
+        // `SHAPE_ANY`, `D` is 4 only when `geo.d == 4`, and the map is `Pow2Map` exactly
+        // for the `POW2` routes, which `route_of` picks when `perm.pow2`. The scalar
+        // kernel needs no CPU feature; `SHAPE_ANY` and `D = 0` fit any geometry.
         unsafe {
             match $this.route {
                 #[cfg(target_arch = "x86_64")]

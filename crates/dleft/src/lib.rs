@@ -109,6 +109,11 @@
 //! pick the default load.
 
 #![warn(missing_docs)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 pub mod arch;
 mod builder;

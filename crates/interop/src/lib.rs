@@ -30,6 +30,11 @@
 //! # Ok::<(), bloomforge_interop::Error>(())
 //! ```
 #![deny(unsafe_code)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 mod bits;
 mod error;

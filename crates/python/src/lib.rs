@@ -8,6 +8,12 @@
 //!
 //! Guide: <https://github.com/bloomforge/bloomforge/blob/main/docs/python.md>
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod atomic;
 mod bitmap;
 mod bloom;

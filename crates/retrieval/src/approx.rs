@@ -34,14 +34,18 @@ mod sealed {
         /// `word` (`(word >> 6 j) & 63`) when a gather kernel exists for the cells and `k`.
         ///
         /// # Safety
-        /// The CPU supports AVX-512F, BW and VBMI.
+        /// The CPU must support AVX-512F, BW and VBMI; callers check with
+        /// `line::vbmi_available()` (an approximator's `vbmi` flag). There is no other
+        /// precondition: the kernels check the line's length and `k` themselves.
         unsafe fn meet_probes(op: LineMeet, line: &[Self], word: u64, k: usize) -> Option<Self>;
         /// Joins `value` into the cells of the 64-byte `line` at the first `k` probe
         /// positions of `word` (each distinct cell once) when a kernel exists for the
         /// cells and `k`; whether it did.
         ///
         /// # Safety
-        /// The CPU supports AVX-512F, BW and VBMI.
+        /// The CPU must support AVX-512F, BW and VBMI; callers check with
+        /// `line::vbmi_available()` (an approximator's `vbmi` flag). There is no other
+        /// precondition: the kernels check the line's length and `k` themselves.
         unsafe fn join_probes(
             op: LineJoin,
             line: &mut [Self],
@@ -120,7 +124,10 @@ pub trait Lattice {
     /// of the whole line, with the same result.
     ///
     /// # Safety
-    /// The CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+    /// `is_x86_feature_detected!` (the approximator calls this only where it found all
+    /// three). That is the whole contract: an implementation may not assume anything about
+    /// `line`'s length or `k`, and `line` is an ordinary shared borrow.
     #[inline(always)]
     unsafe fn meet_probes(line: &[Self::Value], word: u64, k: usize) -> Option<Self::Value> {
         let _ = (line, word, k);
@@ -134,7 +141,10 @@ pub trait Lattice {
     /// to 8 positions in vector registers, without the scalar loop over the probes.
     ///
     /// # Safety
-    /// The CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+    /// `is_x86_feature_detected!` (the approximator calls this only where it found all
+    /// three). That is the whole contract: an implementation may not assume anything about
+    /// `line`'s length or `k`, and `line` is an ordinary mutable borrow.
     #[inline(always)]
     unsafe fn join_probes(
         line: &mut [Self::Value],
@@ -176,11 +186,19 @@ macro_rules! line_ops_with {
             T::meet_line(backend, $meet, line, mask)
                 .unwrap_or_else(|| meet_each::<Self>(line, mask))
         }
+        /// The cells' gather kernel (`LineCell::meet_probes`).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI (the trait's contract).
         #[inline(always)]
         unsafe fn meet_probes(line: &[T], word: u64, k: usize) -> Option<T> {
             // SAFETY: forwarded from the caller.
             unsafe { T::meet_probes($meet, line, word, k) }
         }
+        /// The cells' probe join kernel (`LineCell::join_probes`).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI (the trait's contract).
         #[inline(always)]
         unsafe fn join_probes(line: &mut [T], word: u64, k: usize, value: T) -> bool {
             // SAFETY: forwarded from the caller.
@@ -667,7 +685,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// One insert compiled with VBMI: the probe or line kernel inlines.
             ///
             /// # Safety
-            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+            /// the approximator's `vbmi` flag (set from `line::vbmi_available()`). There is
+            /// no other precondition.
             #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
             unsafe fn one<L: Lattice, S: BuildHasher>(
                 this: &mut CompactApproximator<L, S>,
@@ -691,7 +711,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// (`VBMI` as in [`get_hash_inline`](Self::get_hash_inline)).
     ///
     /// # Safety
-    /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    /// With `VBMI`, the CPU must support AVX-512F, AVX-512BW and AVX-512VBMI (callers
+    /// check with the approximator's `vbmi` flag); without it there is no precondition.
+    /// Cells are indexed with bounds checks.
     #[inline(always)]
     unsafe fn insert_hash_inline<const VBMI: bool>(&mut self, hash: u64, value: L::Value) {
         // `k` past the kernels' reach goes straight to the mask path (no line located twice).
@@ -741,7 +763,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// One lookup compiled with VBMI (as in `insert_hash`).
             ///
             /// # Safety
-            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+            /// the approximator's `vbmi` flag (set from `line::vbmi_available()`). There is
+            /// no other precondition.
             #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
             unsafe fn one<L: Lattice, S: BuildHasher>(
                 this: &CompactApproximator<L, S>,
@@ -761,7 +785,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// a blocked line of 64 cells is met through [`Lattice::meet_probes`] first.
     ///
     /// # Safety
-    /// With `VBMI`, the CPU supports AVX-512F, AVX-512BW and AVX-512VBMI.
+    /// With `VBMI`, the CPU must support AVX-512F, AVX-512BW and AVX-512VBMI (callers
+    /// check with the approximator's `vbmi` flag); without it there is no precondition.
+    /// Cells are indexed with bounds checks.
     #[inline(always)]
     unsafe fn get_hash_inline<const VBMI: bool>(&self, hash: u64) -> L::Value {
         // `k` past the kernels' reach goes straight to the mask path (no line located twice).
@@ -803,7 +829,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// and `vzeroupper` a key).
             ///
             /// # Safety
-            /// AVX-512F and AVX-512BW.
+            /// The CPU must support AVX-512F and AVX-512BW; callers check with the
+            /// approximator's `Backend::Avx512` (set only after `line::backend_available`).
+            /// There is no other precondition.
             #[target_feature(enable = "avx512f,avx512bw")]
             unsafe fn avx512<L: Lattice, S: BuildHasher, Q: Hash>(
                 this: &mut CompactApproximator<L, S>,
@@ -815,7 +843,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// With VBMI: lines of 64 cells joined by probe ([`Lattice::join_probes`]).
             ///
             /// # Safety
-            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+            /// the approximator's `vbmi` flag. There is no other precondition.
             #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
             unsafe fn avx512_vbmi<L: Lattice, S: BuildHasher, Q: Hash>(
                 this: &mut CompactApproximator<L, S>,
@@ -838,8 +867,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         unsafe { self.insert_batch_loop::<Q, false>(pairs) };
     }
 
+    /// [`insert_hash_inline`](Self::insert_hash_inline) of every pair, hashing a block of
+    /// keys first and prefetching a few keys ahead.
+    ///
     /// # Safety
-    /// As [`insert_hash_inline`](Self::insert_hash_inline).
+    /// As [`insert_hash_inline`](Self::insert_hash_inline): with `VBMI`, the CPU must
+    /// support AVX-512F, AVX-512BW and AVX-512VBMI; without it there is no precondition.
     #[inline(always)]
     unsafe fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
         let mut hashes = Ring::<u64, BATCH>::new();
@@ -876,7 +909,9 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// As in `insert_batch`: the line kernel inlines into the loop.
             ///
             /// # Safety
-            /// AVX-512F and AVX-512BW.
+            /// The CPU must support AVX-512F and AVX-512BW; callers check with the
+            /// approximator's `Backend::Avx512` (set only after `line::backend_available`).
+            /// There is no other precondition.
             #[target_feature(enable = "avx512f,avx512bw")]
             unsafe fn avx512<L: Lattice, S: BuildHasher, Q: Hash>(
                 this: &CompactApproximator<L, S>,
@@ -889,7 +924,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             /// With VBMI: lines of 64 cells gathered by probe ([`Lattice::meet_probes`]).
             ///
             /// # Safety
-            /// AVX-512F, AVX-512BW and AVX-512VBMI.
+            /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
+            /// the approximator's `vbmi` flag. There is no other precondition.
             #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
             unsafe fn avx512_vbmi<L: Lattice, S: BuildHasher, Q: Hash>(
                 this: &CompactApproximator<L, S>,
@@ -913,8 +949,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         Ok(())
     }
 
+    /// [`get_hash_inline`](Self::get_hash_inline) of every key into `out` (the first
+    /// `min(keys.len(), out.len())`), hashing a block of keys first and prefetching ahead.
+    ///
     /// # Safety
-    /// As [`get_hash_inline`](Self::get_hash_inline).
+    /// As [`get_hash_inline`](Self::get_hash_inline): with `VBMI`, the CPU must support
+    /// AVX-512F, AVX-512BW and AVX-512VBMI; without it there is no precondition.
     #[inline(always)]
     unsafe fn get_batch_loop<Q: Hash, const VBMI: bool>(&self, keys: &[Q], out: &mut [L::Value]) {
         // The same loop as `insert_batch_loop`, not `peel::lookup_batch`: through that

@@ -76,7 +76,8 @@ const LE_READ_MAX_WIDTH: u32 = 56;
 /// bytes of the packed words, reading only the cache line(s) the cell occupies.
 ///
 /// # Safety
-/// `bytes` holds at least `(c + 1) * width / 8 + 8` bytes (see [`read8`]).
+/// `bytes.len() >= (c + 1) * width / 8 + 8` (see [`read8`]): every read below ends inside
+/// `bytes` then. No alignment is needed (all reads are unaligned).
 ///
 /// Cells of 8, 16 or 32 bits lie at multiples of their size: one read of that size (never
 /// across a line in an owned filter, whose words are aligned; a view's bytes may sit
@@ -111,8 +112,10 @@ unsafe fn packed_get_le(width: u32, c: usize, bytes: &[u8]) -> u64 {
 /// Cell `c` of 8-bit cells.
 ///
 /// # Safety
-/// `bytes` holds at least `(c + 1) * width / 8 + 8` bytes for the cells' `width` (this
-/// reader's 8; the same promise for every reader).
+/// `bytes.len() >= (c + 1) * width / 8 + 8` for the cells' `width` (8 here): the same
+/// promise for every reader, which a cell below `Layout::cells()` meets over bytes that
+/// hold the layout's packed cells and a spare word. This reader reads one byte at `c`
+/// without a bounds check, so it needs `c < bytes.len()`.
 #[inline(always)]
 unsafe fn read8(c: usize, bytes: &[u8]) -> u64 {
     debug_assert!(c < bytes.len());
@@ -123,7 +126,8 @@ unsafe fn read8(c: usize, bytes: &[u8]) -> u64 {
 /// Cell `c` of 16-bit cells.
 ///
 /// # Safety
-/// As [`read8`].
+/// As [`read8`], with `width` 16: this reader makes one unaligned 2-byte read at byte
+/// `2 c`, so it needs `2 c + 2 <= bytes.len()`.
 #[inline(always)]
 unsafe fn read16(c: usize, bytes: &[u8]) -> u64 {
     debug_assert!(2 * c + 2 <= bytes.len());
@@ -136,7 +140,8 @@ unsafe fn read16(c: usize, bytes: &[u8]) -> u64 {
 /// Cell `c` of 32-bit cells.
 ///
 /// # Safety
-/// As [`read8`].
+/// As [`read8`], with `width` 32: this reader makes one unaligned 4-byte read at byte
+/// `4 c`, so it needs `4 c + 4 <= bytes.len()`.
 #[inline(always)]
 unsafe fn read32(c: usize, bytes: &[u8]) -> u64 {
     debug_assert!(4 * c + 4 <= bytes.len());
@@ -150,7 +155,9 @@ unsafe fn read32(c: usize, bytes: &[u8]) -> u64 {
 /// first byte.
 ///
 /// # Safety
-/// As [`read8`].
+/// As [`read8`], with the cells' `width`: this reader makes one unaligned 8-byte read at
+/// byte `c * width / 8`, so it needs `c * width / 8 + 8 <= bytes.len()`. (`width` above
+/// [`LE_READ_MAX_WIDTH`] gives a wrong value, not an out-of-bounds read.)
 #[inline(always)]
 unsafe fn read_unaligned(width: u32, c: usize, bytes: &[u8]) -> u64 {
     let bit = c * width as usize;
@@ -169,7 +176,9 @@ unsafe fn read_unaligned(width: u32, c: usize, bytes: &[u8]) -> u64 {
 /// `cell.width()` is at most [`LE_READ_MAX_WIDTH`] (wider cells need `packed_get`).
 ///
 /// # Safety
-/// `bytes` holds the packed cells of `layout` and a spare word (see [`read8`]).
+/// `bytes` holds `layout.cells()` packed cells of `cell.width()` bits followed by a spare
+/// 8-byte word (see [`read8`]): the cells read are `layout`'s positions of `hash`, all
+/// below `layout.cells()`, and are read without bounds checks.
 #[inline(always)]
 unsafe fn answer_le(layout: &Layout, cell: CellBits, hash: u64, bytes: &[u8]) -> Option<u32> {
     // Each read: `answer` reads only `layout`'s positions of `hash`, cells of `layout`,
@@ -249,7 +258,11 @@ macro_rules! batch_lookups {
 /// `bytes` their little-endian bytes.
 ///
 /// # Safety
-/// `bytes` holds the packed cells of `layout` and a spare word (see [`read8`]).
+/// On a little-endian target, `bytes` holds `layout.cells()` packed cells of
+/// `bits.width()` bits followed by a spare 8-byte word (see [`read8`]): the cells read
+/// are `layout`'s positions, read without bounds checks. `base` is only prefetched (any
+/// address is allowed), and `packed` is a safe reader. On a big-endian target `bytes` is
+/// not read and there is no precondition.
 #[allow(clippy::too_many_arguments)]
 unsafe fn get_batch_in<K>(
     layout: &Layout,

@@ -63,6 +63,12 @@
 //! # Ok::<(), bloomforge_retrieval::RetrievalError>(())
 //! ```
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod approx;
 mod bloomier;
 mod error;

@@ -85,7 +85,8 @@ pub(crate) const GATHER_MAX: usize = 8;
 /// [`GATHER_MAX`] probes, else `None`.
 ///
 /// # Safety
-/// The CPU supports AVX-512F, BW and VBMI.
+/// The CPU must support AVX-512F, BW and VBMI; callers check with [`vbmi_available`].
+/// There is no other precondition: the line's length and `k` are checked here.
 #[inline(always)]
 unsafe fn gather_u8(op: LineMeet, line: &[u8], word: u64, k: usize) -> Option<u8> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -101,7 +102,8 @@ unsafe fn gather_u8(op: LineMeet, line: &[u8], word: u64, k: usize) -> Option<u8
 /// [`GATHER_MAX`] probes; whether it joined.
 ///
 /// # Safety
-/// The CPU supports AVX-512F, BW and VBMI.
+/// The CPU must support AVX-512F, BW and VBMI; callers check with [`vbmi_available`].
+/// There is no other precondition: the line's length and `k` are checked here.
 #[inline(always)]
 unsafe fn scatter_u8(op: LineJoin, line: &mut [u8], word: u64, k: usize, value: u8) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -117,7 +119,7 @@ unsafe fn scatter_u8(op: LineJoin, line: &mut [u8], word: u64, k: usize, value: 
 /// `join_probes` of the wider cells: no kernel.
 ///
 /// # Safety
-/// None needed; `unsafe` to share `scatter_u8`'s signature.
+/// No precondition; `unsafe` only to share `scatter_u8`'s signature.
 #[inline(always)]
 unsafe fn no_scatter<T>(op: LineJoin, line: &mut [T], word: u64, k: usize, value: T) -> bool {
     let _ = (op, line, word, k, value);
@@ -127,7 +129,7 @@ unsafe fn no_scatter<T>(op: LineJoin, line: &mut [T], word: u64, k: usize, value
 /// `meet_probes` of the wider cells: no gather kernel (a line holds 32 or fewer).
 ///
 /// # Safety
-/// None needed; `unsafe` to share `gather_u8`'s signature.
+/// No precondition; `unsafe` only to share `gather_u8`'s signature.
 #[inline(always)]
 unsafe fn no_gather<T>(op: LineMeet, line: &[T], word: u64, k: usize) -> Option<T> {
     let _ = (op, line, word, k);
@@ -153,12 +155,22 @@ macro_rules! line_kernels {
                 None
             }
 
+            /// The cells' gather kernel, if any.
+            ///
+            /// # Safety
+            /// The CPU must support AVX-512F, BW and VBMI (the trait's contract); callers
+            /// check with [`vbmi_available`].
             #[inline(always)]
             unsafe fn meet_probes(op: LineMeet, line: &[$t], word: u64, k: usize) -> Option<$t> {
                 // SAFETY: forwarded from the caller.
                 unsafe { $gather(op, line, word, k) }
             }
 
+            /// The cells' probe join kernel, if any.
+            ///
+            /// # Safety
+            /// The CPU must support AVX-512F, BW and VBMI (the trait's contract); callers
+            /// check with [`vbmi_available`].
             #[inline(always)]
             unsafe fn join_probes(
                 op: LineJoin,
@@ -228,7 +240,12 @@ mod avx512 {
     /// load, against the masked reduction's dozen over the whole line.
     ///
     /// # Safety
-    /// AVX-512F, BW and VBMI; `p` points to 64 readable bytes; `1 <= k <= GATHER_MAX`.
+    /// - The CPU must support AVX-512F, BW and VBMI; callers check with
+    ///   [`vbmi_available`](super::vbmi_available).
+    /// - `p` is valid for reads of 64 bytes (no alignment needed: one unaligned load), and
+    ///   nothing writes them during the call.
+    /// - `k <= GATHER_MAX`: `CTRL[k]` is read unchecked. (`k >= 1` as well for a
+    ///   meaningful answer: with `k = 0` this returns cell `word & 63`.)
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn meet_u8_probes(p: *const u8, op: LineMeet, word: u64, k: usize) -> u8 {
@@ -256,7 +273,12 @@ mod avx512 {
     /// [`join_u8`]'s masked operation.
     ///
     /// # Safety
-    /// AVX-512F, BW and VBMI; `p` points to 64 writable bytes; `1 <= k <= GATHER_MAX`.
+    /// - The CPU must support AVX-512F, BW and VBMI; callers check with
+    ///   [`vbmi_available`](super::vbmi_available).
+    /// - `p` is valid for reads and writes of 64 bytes (no alignment needed: one unaligned
+    ///   load and store), and nothing else accesses them during the call.
+    /// - `k <= GATHER_MAX`: `CTRL[k]` is read unchecked. (`k >= 1` as well for a
+    ///   meaningful join: with `k = 0` cell `word & 63` is joined.)
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn join_u8_probes(p: *mut u8, op: LineJoin, word: u64, k: usize, value: u8) {
@@ -278,8 +300,16 @@ mod avx512 {
     // Each meet: the lanes outside `mask` replaced by the meet's identity (all ones for a
     // minimum, zero for a maximum), then the register reduced by halves.
 
+    /// The meet of the `u8` cells of the 64-byte line at `p` whose bit is set in `mask`.
+    ///
     /// # Safety
-    /// AVX-512F and AVX-512BW; `p` points to 64 readable bytes; `mask` has a bit set.
+    /// - The CPU must support AVX-512F and AVX-512BW; callers check with
+    ///   [`backend_available`](super::backend_available)`(Backend::Avx512)`.
+    /// - `p` is valid for reads of 64 bytes (no alignment needed: one unaligned load), and
+    ///   nothing writes them during the call.
+    ///
+    /// `mask` needs a bit set for a meaningful answer (an empty mask gives the meet's
+    /// identity); that is not a memory-safety requirement.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn meet_u8(p: *const u8, op: LineMeet, mask: u64) -> u8 {
@@ -321,8 +351,11 @@ mod avx512 {
         }
     }
 
+    /// [`meet_u8`] for a line of 32 `u16` cells (the low 32 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`meet_u8`].
+    /// As [`meet_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads of 64 bytes (any alignment) that nothing writes during the call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn meet_u16(p: *const u16, op: LineMeet, mask: u64) -> u16 {
@@ -348,8 +381,11 @@ mod avx512 {
         }
     }
 
+    /// [`meet_u8`] for a line of 16 `u32` cells (the low 16 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`meet_u8`].
+    /// As [`meet_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads of 64 bytes (any alignment) that nothing writes during the call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn meet_u32(p: *const u32, op: LineMeet, mask: u64) -> u32 {
@@ -364,8 +400,11 @@ mod avx512 {
         }
     }
 
+    /// [`meet_u8`] for a line of 8 `u64` cells (the low 8 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`meet_u8`].
+    /// As [`meet_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads of 64 bytes (any alignment) that nothing writes during the call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn meet_u64(p: *const u64, op: LineMeet, mask: u64) -> u64 {
@@ -383,8 +422,14 @@ mod avx512 {
     // Each kernel: the line in one register, the value broadcast, the join computed in
     // every lane and kept (`mask_*` / `mask_mov`) only in the lanes of `mask`.
 
+    /// Joins `value` into the `u8` cells of the 64-byte line at `p` whose bit is set in
+    /// `mask`.
+    ///
     /// # Safety
-    /// AVX-512F and AVX-512BW; `p` points to 64 writable bytes.
+    /// - The CPU must support AVX-512F and AVX-512BW; callers check with
+    ///   [`backend_available`](super::backend_available)`(Backend::Avx512)`.
+    /// - `p` is valid for reads and writes of 64 bytes (no alignment needed: one unaligned
+    ///   load and store), and nothing else accesses them during the call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn join_u8(p: *mut u8, op: LineJoin, mask: u64, value: u8) {
@@ -401,8 +446,12 @@ mod avx512 {
         }
     }
 
+    /// [`join_u8`] for a line of 32 `u16` cells (the low 32 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`join_u8`].
+    /// As [`join_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads and writes of 64 bytes (any alignment) that nothing else accesses during the
+    /// call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn join_u16(p: *mut u16, op: LineJoin, mask: u64, value: u16) {
@@ -421,8 +470,12 @@ mod avx512 {
         }
     }
 
+    /// [`join_u8`] for a line of 16 `u32` cells (the low 16 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`join_u8`].
+    /// As [`join_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads and writes of 64 bytes (any alignment) that nothing else accesses during the
+    /// call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn join_u32(p: *mut u32, op: LineJoin, mask: u64, value: u32) {
@@ -447,8 +500,12 @@ mod avx512 {
         }
     }
 
+    /// [`join_u8`] for a line of 8 `u64` cells (the low 8 bits of `mask`).
+    ///
     /// # Safety
-    /// As [`join_u8`].
+    /// As [`join_u8`]: the CPU must support AVX-512F and AVX-512BW, and `p` is valid for
+    /// reads and writes of 64 bytes (any alignment) that nothing else accesses during the
+    /// call.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn join_u64(p: *mut u64, op: LineJoin, mask: u64, value: u64) {
@@ -500,6 +557,10 @@ mod tests {
                     state
                 };
                 let ran = backend_available(Backend::Avx512);
+                // The kernels run only where the CPU has them (the approximators check
+                // before they hold `Avx512`); elsewhere the scalar backend's declining
+                // path is what runs.
+                let backend = if ran { Backend::Avx512 } else { Backend::Scalar };
                 for round in 0..4000 {
                     let pick = |r: u64| -> $t {
                         match r % 4 {
@@ -521,7 +582,7 @@ mod tests {
                     });
                     let mut got = line;
                     let did =
-                        <$t as LineCell>::join_line(Backend::Avx512, op, &mut got, mask, value);
+                        <$t as LineCell>::join_line(backend, op, &mut got, mask, value);
                     assert_eq!(did, ran);
                     assert_eq!(got, if ran { want } else { line }, "{op:?} mask {mask:#x}");
                     let mut scalar = line;
@@ -541,7 +602,7 @@ mod tests {
                             LineMeet::Min => cells.min(),
                             LineMeet::Max => cells.max(),
                         };
-                        let got = <$t as LineCell>::meet_line(Backend::Avx512, meet, &line, mask);
+                        let got = <$t as LineCell>::meet_line(backend, meet, &line, mask);
                         assert_eq!(got, want.filter(|_| ran), "{meet:?} mask {mask:#x}");
                         assert_eq!(
                             <$t as LineCell>::meet_line(Backend::Scalar, meet, &line, mask),

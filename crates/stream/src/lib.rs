@@ -28,6 +28,12 @@
 //! | [`StableBloomFilter`] | "seen recently?" over an unbounded stream, fixed memory | Deng and Rafiei 2006 |
 //! | [`AttenuatedBloomFilter`] | which neighbour leads to a key, and in how many hops | Rhea and Kubiatowicz 2002 |
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod attenuated;
 mod error;
 mod io;

@@ -34,6 +34,15 @@ static LANE_ONES: [[u32; 8]; 9] = {
 unsafe impl Kernel for Avx2 {
     const GROUPED_BLOCKED_INSERT: bool = true;
 
+    /// [`Kernel::blocked_contains`] with AVX2, eight probes per pass.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    ///   `Backend::Avx512.is_available()`, which implies it).
+    /// - `k <= 64`: each pass loads `BLOCKED_POWERS[j..j + 8]` for `j = 0, 8, ..` while
+    ///   `j < k`, which stays inside the 64-entry table only for `k <= 64`.
+    ///
+    /// `block` is read with aligned 32-byte loads, which its type's 64-byte alignment allows.
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // SAFETY: `block` is 64-byte aligned (repr(align(64))), so both aligned 32-byte loads
@@ -80,6 +89,13 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::blocked_mask`] with AVX2.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    ///   `Backend::Avx512.is_available()`, which implies it).
+    /// - `k <= 64` (a larger `k` panics in `blocked_position` rather than reading out of
+    ///   bounds).
     #[inline(always)]
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
         // SAFETY: the caller guarantees AVX2; the stores go to a local 64-byte-aligned block.
@@ -104,6 +120,15 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::blocked_insert`] with AVX2.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    ///   `Backend::Avx512.is_available()`, which implies it).
+    /// - `k <= 64`, as for [`Kernel::blocked_mask`].
+    ///
+    /// `block` is read and written with aligned 32-byte accesses, which its type's 64-byte
+    /// alignment allows.
     #[inline(always)]
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
         // SAFETY: the caller guarantees AVX2; `block` is 64-byte aligned so both aligned
@@ -121,6 +146,12 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::split_mask`] with AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    /// `Backend::Avx512.is_available()`, which implies it). There is no other
+    /// precondition.
     #[inline(always)]
     unsafe fn split_mask(h32: u32) -> Block256 {
         // SAFETY: the caller guarantees AVX2; the store goes to a local 32-byte-aligned block.
@@ -131,6 +162,12 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::split_contains`] with AVX2: one aligned 32-byte load and a `vptest`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    /// `Backend::Avx512.is_available()`, which implies it). There is no other
+    /// precondition (`block` is 32-byte aligned by its type).
     #[inline(always)]
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
         // SAFETY: `block` is 32-byte aligned; the caller guarantees AVX2.
@@ -140,6 +177,12 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::split_insert`] with AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+    /// `Backend::Avx512.is_available()`, which implies it). There is no other
+    /// precondition (`block` is 32-byte aligned by its type).
     #[inline(always)]
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
         // SAFETY: `block` is 32-byte aligned; the caller guarantees AVX2.
@@ -154,6 +197,11 @@ unsafe impl Kernel for Avx2 {
 }
 
 /// The split-block mask of `h32` in one register.
+///
+/// # Safety
+/// The CPU must support AVX2; callers check with `Backend::Avx2.is_available()` (or
+/// `Backend::Avx512.is_available()`, which implies it). There is no other
+/// precondition.
 #[inline(always)]
 pub(crate) unsafe fn split_mask_reg(h32: u32) -> __m256i {
     // SAFETY: `SPLIT_SALTS` holds eight u32 (32 bytes) for the unaligned load; the caller

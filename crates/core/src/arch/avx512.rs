@@ -29,6 +29,15 @@ unsafe impl Kernel for Avx512 {
     // 9.4 grouped (the AVX2 kernel on the same machine: 10.1 grouped, 13.5-14.4 not).
     const GROUPED_BLOCKED_INSERT: bool = false;
 
+    /// [`Kernel::blocked_contains`] with AVX-512F, eight probes per pass in 64-bit lanes.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512F; callers check with
+    ///   `Backend::Avx512.is_available()`.
+    /// - `k <= 64`: each pass loads `BLOCKED_POWERS_U64[j..j + 8]` for `j = 0, 8, ..` while
+    ///   `j < k`, which stays inside the 64-entry table only for `k <= 64`.
+    ///
+    /// `block` is read with one aligned 64-byte load, which its type's alignment allows.
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         // Eight probes per pass in 64-bit lanes: `vpmuludq` forms h * C^(j+1) (its low 32
@@ -72,6 +81,13 @@ unsafe impl Kernel for Avx512 {
         }
     }
 
+    /// [`Kernel::blocked_mask`] with AVX-512F.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512F; callers check with
+    ///   `Backend::Avx512.is_available()`.
+    /// - `k <= 64`: as in [`Kernel::blocked_contains`], the multipliers are loaded eight at a
+    ///   time from a 64-entry table.
     #[inline(always)]
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
         // SAFETY: the caller guarantees AVX-512F; the store goes to a local 64-byte-aligned
@@ -107,6 +123,14 @@ unsafe impl Kernel for Avx512 {
         }
     }
 
+    /// [`Kernel::blocked_insert`] with AVX-512F.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512F; callers check with
+    ///   `Backend::Avx512.is_available()`.
+    /// - `k <= 64`, as for [`Kernel::blocked_mask`].
+    ///
+    /// `block` is read and written with aligned 64-byte accesses, which its type allows.
     #[inline(always)]
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
         // SAFETY: `block` is 64-byte aligned (aligned 64-byte load/store in bounds); the
@@ -122,18 +146,34 @@ unsafe impl Kernel for Avx512 {
         }
     }
 
+    /// [`Kernel::split_mask`]: the AVX2 kernel.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and AVX-512F; callers check with
+    /// `Backend::Avx512.is_available()`, which checks AVX2 as well (the AVX2 kernel runs
+    /// here).
     #[inline(always)]
     unsafe fn split_mask(h32: u32) -> Block256 {
         // SAFETY: AVX-512F implies the AVX2 the caller also guarantees for this backend.
         unsafe { Avx2::split_mask(h32) }
     }
 
+    /// [`Kernel::split_contains`]: the AVX2 kernel.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and AVX-512F; callers check with
+    /// `Backend::Avx512.is_available()`. (The AVX2 kernel runs here.)
     #[inline(always)]
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
         // SAFETY: as above, AVX2 is available.
         unsafe { Avx2::split_contains(block, h32) }
     }
 
+    /// [`Kernel::split_insert`]: the AVX2 kernel.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and AVX-512F; callers check with
+    /// `Backend::Avx512.is_available()`. (The AVX2 kernel runs here.)
     #[inline(always)]
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
         // SAFETY: as above, AVX2 is available.

@@ -128,8 +128,12 @@ impl Backend {
 /// # Safety
 /// Implementations may use CPU features beyond the compilation target. Calling any method
 /// requires that the CPU supports the implementation's backend
-/// (`Backend::is_available()` for the `Backend` the implementation is named after), and the caller must be compiled with (or inlined into a
-/// function with) those target features enabled for the intrinsics to inline.
+/// (`Backend::is_available()` for the `Backend` the implementation is named after), and the
+/// caller must be compiled with (or inlined into a function with) those target features
+/// enabled for the intrinsics to inline. An implementation may rely on nothing more than
+/// what each method's `# Safety` section states; the block arguments are references, so
+/// they are valid, aligned (64 bytes for [`Block512`], 32 for [`Block256`]) and not
+/// written by anything else for the duration of the call.
 pub(crate) unsafe trait Kernel {
     /// Whether out-of-cache blocked batch inserts take the grouped pipeline with this
     /// kernel (`raw::insert_batch`): it pays where building the 512-bit mask is long (a
@@ -140,37 +144,64 @@ pub(crate) unsafe trait Kernel {
     /// Whether every one of the `k` probe bits of `h32` is set in `block`.
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// - The CPU must support the backend this kernel implements: nothing beyond the
+    ///   compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and
+    ///   AVX-512F for `Avx512`; callers check with `Backend::is_available()` (or have the
+    ///   features enabled at compile time).
+    /// - `k <= BLOCKED_MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight
+    ///   at a time from the 64-entry `BLOCKED_POWERS` tables and would read past their end
+    ///   for a larger `k` (the scalar kernel panics instead). `k = 0` is allowed.
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool;
 
     /// The 512-bit mask of the `k` probe bits of `h32`.
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// - The CPU must support the backend this kernel implements: nothing beyond the
+    ///   compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and
+    ///   AVX-512F for `Avx512`; callers check with `Backend::is_available()` (or have the
+    ///   features enabled at compile time).
+    /// - `k <= BLOCKED_MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight
+    ///   at a time from the 64-entry `BLOCKED_POWERS` tables and would read past their end
+    ///   for a larger `k` (the scalar kernel panics instead). `k = 0` is allowed.
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512;
 
     /// Sets the probe bits of `h32`; returns whether they were all set before.
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// - The CPU must support the backend this kernel implements: nothing beyond the
+    ///   compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and
+    ///   AVX-512F for `Avx512`; callers check with `Backend::is_available()` (or have the
+    ///   features enabled at compile time).
+    /// - `k <= BLOCKED_MAX_HASHES` (64): the SIMD kernels load the probe multipliers eight
+    ///   at a time from the 64-entry `BLOCKED_POWERS` tables and would read past their end
+    ///   for a larger `k` (the scalar kernel panics instead). `k = 0` is allowed.
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool;
 
     /// The split-block mask of `h32`: one bit per 32-bit word (Parquet salts).
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// The CPU must support the backend this kernel implements: nothing beyond the
+    /// compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F
+    /// for `Avx512`; callers check with `Backend::is_available()` (or have the features
+    /// enabled at compile time). There is no other precondition.
     unsafe fn split_mask(h32: u32) -> Block256;
 
     /// Whether all eight mask bits of `h32` are set in `block`.
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// The CPU must support the backend this kernel implements: nothing beyond the
+    /// compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F
+    /// for `Avx512`; callers check with `Backend::is_available()` (or have the features
+    /// enabled at compile time). There is no other precondition.
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool;
 
     /// Sets the eight mask bits; returns whether they were all set before.
     ///
     /// # Safety
-    /// The CPU supports the backend this kernel implements.
+    /// The CPU must support the backend this kernel implements: nothing beyond the
+    /// compilation target for `Scalar` and `Portable`, AVX2 for `Avx2`, AVX2 and AVX-512F
+    /// for `Avx512`; callers check with `Backend::is_available()` (or have the features
+    /// enabled at compile time). There is no other precondition.
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool;
 }
 
@@ -178,8 +209,13 @@ pub(crate) unsafe trait Kernel {
 /// that backend's target features so the kernel inlines into the loop.
 ///
 /// `$name` is the wrapper's name, `$generics`/`$args`/`$ret` its signature; `$generic` is an
-/// `#[inline(always)] unsafe fn` whose only safety requirement is that the CPU supports
-/// the backend of `K`, taking `K: Kernel` as its first generic parameter.
+/// `#[inline(always)] unsafe fn` taking `K: Kernel` as its first generic parameter. The
+/// generated function is safe and checks only the CPU requirement (through the `Backend`,
+/// which reaches a filter only after `Backend::is_available()`); every other precondition
+/// of `$generic` (for the block probes: `k` within the layout's `MIN_HASHES..=MAX_HASHES`,
+/// and for `raw::contains_one` a non-empty block array of at most `L::MAX_BLOCKS` blocks)
+/// is left to the callers of the generated function, which pass a filter's own validated
+/// fields.
 macro_rules! dispatch_fn {
     (
         $(#[$meta:meta])*
@@ -193,42 +229,62 @@ macro_rules! dispatch_fn {
             // directly so it inlines into the caller, no wrapper call.
             #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "avx512f"))]
             if backend == $crate::arch::Backend::Avx512 {
-                // SAFETY: the features are enabled at compile time for the whole crate.
+                // SAFETY: the features are enabled at compile time for the whole crate; the
+                // other preconditions are this function's callers' (see `dispatch_fn!`).
                 return unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) };
             }
             #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
             if backend == $crate::arch::Backend::Avx2 {
-                // SAFETY: AVX2 is enabled at compile time for the whole crate.
+                // SAFETY: AVX2 is enabled at compile time for the whole crate; the other
+                // preconditions are this function's callers' (see `dispatch_fn!`).
                 return unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) };
             }
             match backend {
                 #[cfg(target_arch = "x86_64")]
                 $crate::arch::Backend::Avx512 => {
+                    /// The generic function with the AVX-512 kernel, compiled with its features.
+                    ///
+                    /// # Safety
+                    /// The CPU must support AVX2 and AVX-512F (callers check with
+                    /// `Backend::Avx512.is_available()`), and the arguments must meet
+                    /// the generic function's other preconditions.
                     #[target_feature(enable = "avx2,avx512f")]
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2 and AVX-512F enabled.
+                        // SAFETY: this function runs only with AVX2 and AVX-512F enabled;
+                        // the other preconditions are this function's own.
                         unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) }
                     }
                     // SAFETY: a `Backend::Avx512` reaches a filter only after
-                    // `is_available()` confirmed AVX2 and AVX-512F on this CPU.
+                    // `is_available()` confirmed AVX2 and AVX-512F on this CPU; the other
+                    // preconditions are this function's callers' (see `dispatch_fn!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
                 #[cfg(target_arch = "x86_64")]
                 $crate::arch::Backend::Avx2 => {
+                    /// The generic function with the AVX2 kernel, compiled with its features.
+                    ///
+                    /// # Safety
+                    /// The CPU must support AVX2 (callers check with
+                    /// `Backend::Avx2.is_available()`), and the arguments must meet
+                    /// the generic function's other preconditions.
                     #[target_feature(enable = "avx2")]
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2 enabled.
+                        // SAFETY: this function runs only with AVX2 enabled; the other
+                        // preconditions are this function's own.
                         unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) }
                     }
                     // SAFETY: a `Backend::Avx2` reaches a filter only after `is_available()`
-                    // confirmed AVX2 on this CPU.
+                    // confirmed AVX2 on this CPU; the other preconditions are this
+                    // function's callers' (see `dispatch_fn!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
-                // SAFETY: the portable kernel needs no CPU feature beyond the target's.
+                // SAFETY: the portable kernel needs no CPU feature beyond the target's; the
+                // other preconditions are this function's callers' (see `dispatch_fn!`).
                 $crate::arch::Backend::Wide => unsafe {
                     $generic::<$crate::arch::portable::Portable, $($g),*>($($arg),*)
                 },
-                // SAFETY: the scalar kernel needs no CPU feature.
+                // SAFETY: the scalar kernel needs no CPU feature; the other preconditions
+                // are this function's callers' (see `dispatch_fn!`).
                 _ => unsafe { $generic::<$crate::arch::scalar::Scalar, $($g),*>($($arg),*) },
             }
         }

@@ -25,24 +25,45 @@ fn split_mask_vec(h32: u32) -> u32x8 {
 unsafe impl Kernel for Portable {
     const GROUPED_BLOCKED_INSERT: bool = true;
 
+    /// [`Kernel::blocked_contains`]: the scalar kernel (`wide` has no cross-lane word gather).
+    ///
+    /// # Safety
+    /// Callable on any CPU (it runs the scalar kernel). `k` must be at most 64 as for every
+    /// kernel; a larger `k` panics in the scalar kernel instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
-        // SAFETY: the scalar kernel needs no CPU feature.
+        // SAFETY: the scalar kernel needs no CPU feature; `k <= 64` is this function's own
+        // precondition.
         unsafe { Scalar::blocked_contains(block, h32, k) }
     }
 
+    /// [`Kernel::blocked_mask`]: the scalar kernel.
+    ///
+    /// # Safety
+    /// Callable on any CPU (it runs the scalar kernel). `k` must be at most 64 as for every
+    /// kernel; a larger `k` panics in the scalar kernel instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
         // SAFETY: as above.
         unsafe { Scalar::blocked_mask(h32, k) }
     }
 
+    /// [`Kernel::blocked_insert`]: the scalar kernel.
+    ///
+    /// # Safety
+    /// Callable on any CPU (it runs the scalar kernel). `k` must be at most 64 as for every
+    /// kernel; a larger `k` panics in the scalar kernel instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
         // SAFETY: as above.
         unsafe { Scalar::blocked_insert(block, h32, k) }
     }
 
+    /// [`Kernel::split_mask`] in `u32x8` lanes.
+    ///
+    /// # Safety
+    /// No precondition: `wide` picks its instructions for the compilation target when it is
+    /// built, and no memory is accessed beyond the block reference.
     #[inline(always)]
     unsafe fn split_mask(h32: u32) -> Block256 {
         Block256 {
@@ -50,12 +71,22 @@ unsafe impl Kernel for Portable {
         }
     }
 
+    /// [`Kernel::split_contains`] in `u32x8` lanes.
+    ///
+    /// # Safety
+    /// No precondition: `wide` picks its instructions for the compilation target when it is
+    /// built, and no memory is accessed beyond the block reference.
     #[inline(always)]
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
         let mask = split_mask_vec(h32);
         (u32x8::new(block.words) & mask).cmp_eq(mask).all()
     }
 
+    /// [`Kernel::split_insert`] in `u32x8` lanes.
+    ///
+    /// # Safety
+    /// No precondition: `wide` picks its instructions for the compilation target when it is
+    /// built, and no memory is accessed beyond the block reference.
     #[inline(always)]
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
         let mask = split_mask_vec(h32);

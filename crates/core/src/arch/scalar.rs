@@ -18,6 +18,12 @@ pub(crate) fn split_bit(h32: u32, i: usize) -> u32 {
 unsafe impl Kernel for Scalar {
     const GROUPED_BLOCKED_INSERT: bool = true;
 
+    /// [`Kernel::blocked_contains`] on the scalar code path.
+    ///
+    /// # Safety
+    /// Callable on any CPU: the scalar code uses no feature beyond the compilation target. `k`
+    /// must be at most 64 as for every kernel; a larger `k` panics on the bounds-checked
+    /// `BLOCKED_POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_contains(block: &Block512, h32: u32, k: u32) -> bool {
         (0..k as usize).all(|j| {
@@ -26,6 +32,12 @@ unsafe impl Kernel for Scalar {
         })
     }
 
+    /// [`Kernel::blocked_mask`] on the scalar code path.
+    ///
+    /// # Safety
+    /// Callable on any CPU: the scalar code uses no feature beyond the compilation target. `k`
+    /// must be at most 64 as for every kernel; a larger `k` panics on the bounds-checked
+    /// `BLOCKED_POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_mask(h32: u32, k: u32) -> Block512 {
         let mut mask = Block512::ZERO;
@@ -36,6 +48,12 @@ unsafe impl Kernel for Scalar {
         mask
     }
 
+    /// [`Kernel::blocked_insert`] on the scalar code path.
+    ///
+    /// # Safety
+    /// Callable on any CPU: the scalar code uses no feature beyond the compilation target. `k`
+    /// must be at most 64 as for every kernel; a larger `k` panics on the bounds-checked
+    /// `BLOCKED_POWERS` index instead of reading out of bounds.
     #[inline(always)]
     unsafe fn blocked_insert(block: &mut Block512, h32: u32, k: u32) -> bool {
         let mut missing = 0u64;
@@ -49,6 +67,10 @@ unsafe impl Kernel for Scalar {
         missing == 0
     }
 
+    /// [`Kernel::split_mask`] on the scalar code path.
+    ///
+    /// # Safety
+    /// No precondition: the scalar code uses no CPU feature and indexes only fixed-size arrays.
     #[inline(always)]
     unsafe fn split_mask(h32: u32) -> Block256 {
         Block256 {
@@ -56,6 +78,10 @@ unsafe impl Kernel for Scalar {
         }
     }
 
+    /// [`Kernel::split_contains`] on the scalar code path.
+    ///
+    /// # Safety
+    /// No precondition: the scalar code uses no CPU feature and indexes only fixed-size arrays.
     #[inline(always)]
     unsafe fn split_contains(block: &Block256, h32: u32) -> bool {
         // SAFETY: the scalar kernel needs no CPU feature.
@@ -68,6 +94,10 @@ unsafe impl Kernel for Scalar {
             == 0
     }
 
+    /// [`Kernel::split_insert`] on the scalar code path.
+    ///
+    /// # Safety
+    /// No precondition: the scalar code uses no CPU feature and indexes only fixed-size arrays.
     #[inline(always)]
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool {
         // SAFETY: the scalar kernel needs no CPU feature.

@@ -31,7 +31,10 @@ pub(crate) struct Avx2;
 /// 32-bit lane (bits above `s` hold the following cells: callers mask).
 ///
 /// # Safety
-/// `group` is valid for 32-byte reads; `g.narrow`; the CPU supports AVX2.
+/// - `group` is valid for 32-byte reads: 16 bytes are loaded from `group` and 16 from
+///   `group + g.hi_byte`, and `g.hi_byte <= 12` for narrow cells.
+/// - `g.narrow` (cells of at most 25 bits, which the byte shuffle can gather).
+/// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
 #[inline(always)]
 unsafe fn unpack_narrow(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: forwarded contract; the lane table is 32 bytes.
@@ -46,7 +49,8 @@ unsafe fn unpack_narrow(g: &Geometry, group: *const u8) -> __m256i {
 /// `*_lanes` tables).
 ///
 /// # Safety
-/// As for [`unpack_narrow`].
+/// As for [`unpack_narrow`]: `group` valid for 32-byte reads, `g.narrow`, and the CPU
+/// must support AVX2 (callers check with `kernel_is_avx2`).
 #[inline(always)]
 unsafe fn gather_narrow(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: the lane table is 32 bytes; `group` is readable for 32 bytes and
@@ -63,7 +67,8 @@ unsafe fn gather_narrow(g: &Geometry, group: *const u8) -> __m256i {
 /// load.
 ///
 /// # Safety
-/// As for [`unpack_small`].
+/// As for [`unpack_small`]: `group` valid for 16-byte reads, `g.shape() == SHAPE_SMALL`,
+/// and the CPU must support AVX2 (callers check with `kernel_is_avx2`).
 #[inline(always)]
 unsafe fn gather_small(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: `group` is readable for 16 bytes; the lane table is 32 bytes; the caller
@@ -77,7 +82,9 @@ unsafe fn gather_small(g: &Geometry, group: *const u8) -> __m256i {
 /// The cells of a one-group bucket in place ([`gather_narrow`] or [`gather_small`]).
 ///
 /// # Safety
-/// As for [`gather_narrow`], and `SHAPE` is `g.shape()`, `SHAPE_SMALL` or `SHAPE_NARROW`.
+/// - `SHAPE == g.shape()`, which is `SHAPE_SMALL` or `SHAPE_NARROW` (not `SHAPE_ANY`).
+/// - `group` is valid for 32-byte reads (16 suffice for `SHAPE_SMALL`).
+/// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
 #[inline(always)]
 unsafe fn gather_shaped<const SHAPE: u8>(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: forwarded contract.
@@ -93,7 +100,8 @@ unsafe fn gather_shaped<const SHAPE: u8>(g: &Geometry, group: *const u8) -> __m2
 /// Remainder `rem` where [`gather_shaped`] leaves each lane's remainder field.
 ///
 /// # Safety
-/// The CPU supports AVX2.
+/// The CPU must support AVX2; callers check with `kernel_is_avx2`. There is no other
+/// precondition.
 #[inline(always)]
 unsafe fn query_lanes(g: &Geometry, rem: u32) -> __m256i {
     // SAFETY: the lane table is 32 bytes; the caller guarantees AVX2.
@@ -109,7 +117,8 @@ unsafe fn query_lanes(g: &Geometry, rem: u32) -> __m256i {
 /// above `s` hold the following cells: callers mask).
 ///
 /// # Safety
-/// `group` is valid for 32-byte reads; the CPU supports AVX2.
+/// - `group` is valid for 32-byte reads.
+/// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
 #[inline(always)]
 unsafe fn unpack(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: the lane tables are 32 bytes each; `group` is readable for 32 bytes
@@ -132,7 +141,9 @@ unsafe fn unpack(g: &Geometry, group: *const u8) -> __m256i {
 /// the same bytes.
 ///
 /// # Safety
-/// `group` is valid for 16-byte reads; `g.shape() == SHAPE_SMALL`; the CPU supports AVX2.
+/// - `group` is valid for 16-byte reads.
+/// - `g.shape() == SHAPE_SMALL` (the bucket's cells lie in its first 16 bytes).
+/// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
 #[inline(always)]
 unsafe fn unpack_small(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: forwarded contract; the lane table is 32 bytes.
@@ -145,7 +156,9 @@ unsafe fn unpack_small(g: &Geometry, group: *const u8) -> __m256i {
 /// The first group of cells, unpacked the way `SHAPE` allows.
 ///
 /// # Safety
-/// As for [`unpack`], and `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+/// - `group` is valid for 32-byte reads.
+/// - `SHAPE` is `SHAPE_ANY` or `g.shape()` (the shaped unpackings need that shape).
+/// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
 #[inline(always)]
 unsafe fn unpack_shaped<const SHAPE: u8>(g: &Geometry, group: *const u8) -> __m256i {
     // SAFETY: forwarded contract; the shape selects an unpacking valid for it.
@@ -161,7 +174,8 @@ unsafe fn unpack_shaped<const SHAPE: u8>(g: &Geometry, group: *const u8) -> __m2
 /// Lanes whose remainder field equals `rem` (occupied or not).
 ///
 /// # Safety
-/// The CPU supports AVX2.
+/// The CPU must support AVX2; callers check with `kernel_is_avx2`. There is no other
+/// precondition.
 #[inline(always)]
 unsafe fn candidates(g: &Geometry, cells: __m256i, rem: u32) -> u32 {
     // SAFETY: register-only AVX2 intrinsics; the caller guarantees AVX2.
@@ -175,7 +189,8 @@ unsafe fn candidates(g: &Geometry, cells: __m256i, rem: u32) -> u32 {
 /// Lanes whose counter is 0 (empty cells).
 ///
 /// # Safety
-/// The CPU supports AVX2.
+/// The CPU must support AVX2; callers check with `kernel_is_avx2`. There is no other
+/// precondition.
 #[inline(always)]
 unsafe fn empties(g: &Geometry, cells: __m256i) -> u32 {
     // SAFETY: register-only AVX2 intrinsics; the caller guarantees AVX2.
@@ -190,7 +205,8 @@ unsafe fn empties(g: &Geometry, cells: __m256i) -> u32 {
 /// `j` of `m[i]`.
 ///
 /// # Safety
-/// The CPU supports AVX2.
+/// The CPU must support AVX2; callers check with `kernel_is_avx2`. There is no other
+/// precondition.
 #[inline(always)]
 unsafe fn pack4(m: &[__m256i; 4]) -> u32 {
     // SAFETY: register-only AVX2 intrinsics; the caller guarantees AVX2.
@@ -212,6 +228,13 @@ unsafe fn pack4(m: &[__m256i; 4]) -> u32 {
 unsafe impl Kernel for Avx2 {
     const BACKEND: Backend = Backend::Avx2;
 
+    /// [`Kernel::scan`]: one group of eight cells (two for `w > 8`), one compare each.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
+    /// - `bucket` is valid for reads of `g.bucket_bytes + SLACK` bytes: 32 bytes are loaded
+    ///   from `bucket` and, for `g.cells > 8`, from `bucket + g.cell_bits` (inside the bucket).
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan {
         // SAFETY: a bucket plus the slack is at least 32 bytes from `bucket`, and from the
@@ -233,6 +256,13 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::any_match`], branch-free over the `d` buckets.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
+    /// - `d <= 8`, and each `buckets[i]`, `i < d`, is valid for reads of
+    ///   `g.bucket_bytes + SLACK` bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn any_match<const SHAPE: u8>(
         g: &Geometry,
@@ -289,6 +319,13 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::scan4`]: the four buckets' compare masks packed into two 32-bit masks.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
+    /// - `g.cells <= 8`, and each `buckets[i]`, `i < 4`, is valid for reads of
+    ///   `g.bucket_bytes + SLACK` bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn scan4<const SHAPE: u8>(
         g: &Geometry,
@@ -365,6 +402,12 @@ unsafe impl Kernel for Avx2 {
         }
     }
 
+    /// [`Kernel::matches`].
+    ///
+    /// # Safety
+    /// As for `scan`: the CPU must support AVX2 (callers check with `kernel_is_avx2`), `bucket`
+    /// is valid for reads of `g.bucket_bytes + SLACK` bytes, and `SHAPE` is `SHAPE_ANY` or
+    /// `g.shape()`.
     #[inline(always)]
     unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32 {
         // SAFETY: as in `scan`.
@@ -387,7 +430,10 @@ impl Avx2 {
     /// comparing the cells in place.
     ///
     /// # Safety
-    /// As for [`Kernel::any_match`], and `SHAPE` is `g.shape()` (not `SHAPE_ANY`).
+    /// - The CPU must support AVX2; callers check with `kernel_is_avx2`.
+    /// - `d <= 8`, and each `buckets[i]`, `i < d`, is valid for reads of
+    ///   `g.bucket_bytes + SLACK` bytes (at least 32).
+    /// - `SHAPE == g.shape()`, which is `SHAPE_SMALL` or `SHAPE_NARROW` (not `SHAPE_ANY`).
     #[inline(always)]
     unsafe fn any_match_in_place<const SHAPE: u8>(
         g: &Geometry,

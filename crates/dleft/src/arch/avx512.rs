@@ -33,7 +33,9 @@ pub(crate) struct Avx512;
 /// register (the rest undefined), bucket `i` first.
 ///
 /// # Safety
-/// `i + 1 < 8`; both buckets are readable for 16 bytes; the CPU supports AVX-512 F.
+/// - `i + 1 < 8` (a larger `i` panics on the bounds-checked array).
+/// - `buckets[i]` and `buckets[i + 1]` are each valid for 16-byte reads.
+/// - The CPU must support AVX2 and AVX-512 F; callers check with `kernel_is_avx512`.
 #[inline(always)]
 unsafe fn load2(buckets: &[*const u8; 8], i: usize) -> __m512i {
     // SAFETY: forwarded contract (16-byte unaligned loads).
@@ -49,8 +51,11 @@ unsafe fn load2(buckets: &[*const u8; 8], i: usize) -> __m512i {
 /// bit `8 i + j` is cell `j` of bucket `i` (cells `j >= w` clear).
 ///
 /// # Safety
-/// `g.shape() == SHAPE_SMALL`; each `buckets[i]`, `i < 4`, is readable for 16 bytes; the
-/// CPU supports AVX-512 F, VL, BW and VBMI.
+/// - `g.shape() == SHAPE_SMALL` (each bucket's cells lie in its first 16 bytes, the reach
+///   of the `vpermb` table).
+/// - Each `buckets[i]`, `i < 4`, is valid for 16-byte reads.
+/// - The CPU must support AVX2 and AVX-512 F, VL, BW and VBMI; callers check with
+///   `kernel_is_avx512`.
 #[inline(always)]
 unsafe fn masks4(g: &Geometry, buckets: &[*const u8; 8], rem: u32) -> (u32, u32) {
     // SAFETY: forwarded contract; the 16-lane tables and the `vpermb` table are 64
@@ -81,8 +86,13 @@ unsafe fn masks4(g: &Geometry, buckets: &[*const u8; 8], rem: u32) -> (u32, u32)
 /// ([`crate::layout::GeneralMap`]), and its remainder `v`.
 ///
 /// # Safety
-/// `g.d == 4` (or more), `!perm.pow2`, `g.buckets <= u32::MAX`; the CPU supports AVX-512
-/// F, VL and DQ.
+/// - `g.d >= 4`, `!perm.pow2` and `g.buckets <= u32::MAX`: the 64 x 32-bit `fast_range`
+///   gives a bucket below `B` only for `B < 2^32`, and the offsets are used as in-bounds
+///   bucket offsets by the callers; `perm` is the permutations of `g`.
+/// - The CPU must support AVX2 and AVX-512 F, VL and DQ; callers check with
+///   `kernel_is_avx512`.
+///
+/// Nothing is read through a pointer (only `g`'s and `perm`'s arrays).
 #[inline(always)]
 pub(crate) unsafe fn offsets4_general(
     g: &Geometry,
@@ -134,6 +144,15 @@ unsafe impl Kernel for Avx512 {
     const BACKEND: Backend = Backend::Avx512;
     const LOCATE4_GENERAL: bool = true;
 
+    /// [`Kernel::locate4_general`] in the four 64-bit lanes of one register.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512 F, VL, DQ, BW, VBMI and BITALG; callers check
+    ///   with `kernel_is_avx512`.
+    /// - `g.d >= 4`, `!perm.pow2` and `g.buckets <= u32::MAX` (see [`offsets4_general`]);
+    ///   `perm` is the permutations of `g`.
+    ///
+    /// Nothing is dereferenced (the pointers are formed with wrapping arithmetic).
     #[inline(always)]
     unsafe fn locate4_general(
         g: &Geometry,
@@ -150,6 +169,11 @@ unsafe impl Kernel for Avx512 {
         rem
     }
 
+    /// [`Kernel::pick4`] with one `vpopcntb` and one `phminposuw`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 BITALG and VL (part of the kernel's features: callers check
+    /// with `kernel_is_avx512`). There is no other precondition.
     #[inline(always)]
     unsafe fn pick4(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
         // Keys `load * 4 + i` (at most 35) as words, the other words 255: one `vpopcntb`
@@ -171,12 +195,27 @@ unsafe impl Kernel for Avx512 {
         Some((i as usize, free.trailing_zeros()))
     }
 
+    /// [`Kernel::scan`]: the AVX2 kernel.
+    ///
+    /// # Safety
+    /// As for [`Kernel::scan`] with the AVX2 kernel: the CPU must support AVX2 (implied by the
+    /// kernel's features, checked with `kernel_is_avx512`), `bucket` is valid for reads of
+    /// `g.bucket_bytes + SLACK` bytes, and `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan {
         // SAFETY: forwarded contract; an AVX-512 CPU has AVX2.
         unsafe { Avx2::scan::<SHAPE>(g, bucket, rem) }
     }
 
+    /// [`Kernel::any_match`]: `masks4` for four `SHAPE_SMALL` buckets and one remainder, the
+    /// AVX2 kernel otherwise.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512 F, VL, DQ, BW, VBMI and BITALG; callers check
+    ///   with `kernel_is_avx512`.
+    /// - `d <= 8`, and each `buckets[i]`, `i < d`, is valid for reads of
+    ///   `g.bucket_bytes + SLACK` bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn any_match<const SHAPE: u8>(
         g: &Geometry,
@@ -196,6 +235,15 @@ unsafe impl Kernel for Avx512 {
         }
     }
 
+    /// [`Kernel::scan4`]: `masks4` for `SHAPE_SMALL` buckets and one remainder, the AVX2
+    /// kernel otherwise.
+    ///
+    /// # Safety
+    /// - The CPU must support AVX2 and AVX-512 F, VL, DQ, BW, VBMI and BITALG; callers check
+    ///   with `kernel_is_avx512`.
+    /// - `g.cells <= 8`, and each `buckets[i]`, `i < 4`, is valid for reads of
+    ///   `g.bucket_bytes + SLACK` bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn scan4<const SHAPE: u8>(
         g: &Geometry,
@@ -213,6 +261,11 @@ unsafe impl Kernel for Avx512 {
         }
     }
 
+    /// [`Kernel::matches`]: the AVX2 kernel.
+    ///
+    /// # Safety
+    /// As for `scan`: the CPU must support AVX2, `bucket` is valid for reads of
+    /// `g.bucket_bytes + SLACK` bytes, and `SHAPE` is `SHAPE_ANY` or `g.shape()`.
     #[inline(always)]
     unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32 {
         // SAFETY: forwarded contract; an AVX-512 CPU has AVX2.

@@ -47,8 +47,16 @@ pub(crate) struct Scan4 {
 ///
 /// # Safety
 /// Implementations may use CPU features beyond the compilation target. Calling any method
-/// requires that the CPU supports `Self::BACKEND`, and the caller must be compiled with
+/// requires that the CPU has the kernel's features, and the caller must be compiled with
 /// (or inlined into a function with) those target features for the intrinsics to inline.
+/// The kernel's features are: none for `Scalar`; AVX2 for `Avx2` (callers check with
+/// `kernel_is_avx2` in the filter, which also checks the POPCNT and BMI1 its callers are
+/// compiled with); AVX2 and AVX-512 F, VL, DQ, BW, VBMI and BITALG for `Avx512` (callers
+/// check with `kernel_is_avx512`). `Backend::is_available()` alone does not cover the
+/// AVX-512 kernel's extensions.
+///
+/// Bucket pointers are only read: nothing may write the bytes a method reads while it
+/// runs (the filter holds `&self` or `&mut self` for the call).
 pub(crate) unsafe trait Kernel {
     /// The backend this kernel implements.
     #[allow(dead_code)]
@@ -64,9 +72,13 @@ pub(crate) unsafe trait Kernel {
     /// [`Locator`], the oracle of the kernels that override it.
     ///
     /// # Safety
-    /// `g.d >= 4`, `!perm.pow2`, `g.buckets <= u32::MAX`; `perm` belongs to `g`; the CPU
-    /// supports `Self::BACKEND`. (The pointers are computed with wrapping arithmetic;
-    /// they point into the table when `table` is its start.)
+    /// - The CPU has the kernel's features (see [`Kernel`]).
+    /// - `g.d >= 4`, `!perm.pow2` and `g.buckets <= u32::MAX` (the AVX-512 kernel's
+    ///   64 x 32-bit `fast_range` needs `B < 2^32` to give a bucket below `B`); `perm` is
+    ///   the permutations of `g`.
+    ///
+    /// Nothing is dereferenced: the pointers are computed with wrapping arithmetic and
+    /// point into the table (each at a bucket start) when `table` is its start.
     #[inline(always)]
     unsafe fn locate4_general(
         g: &Geometry,
@@ -90,17 +102,23 @@ pub(crate) unsafe trait Kernel {
     /// checks for the other shapes.
     ///
     /// # Safety
-    /// `bucket` is valid for reads of `g.bucket_bytes + SLACK` bytes; the CPU supports
-    /// `Self::BACKEND`; `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+    /// - The CPU has the kernel's features (see [`Kernel`]).
+    /// - `bucket` is valid for reads of `g.bucket_bytes + SLACK` bytes (a bucket of a
+    ///   table that ends in `SLACK` spare bytes): the SIMD kernels load 32 bytes from the
+    ///   bucket's start and, for `g.cells > 8`, from `g.cell_bits` bytes in.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`: a shaped instance skips the checks for
+    ///   the other shapes and reads as that shape allows.
     unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan;
 
     /// Whether any of the first `d` buckets `buckets[i]` holds `rems[i]` in an occupied
     /// cell: a whole query.
     ///
     /// # Safety
-    /// `d <= 8`; each `buckets[i]`, `i < d`, is valid for reads of `g.bucket_bytes +
-    /// SLACK` bytes; the CPU supports `Self::BACKEND`; `SHAPE` is `SHAPE_ANY` or
-    /// `g.shape()`.
+    /// - The CPU has the kernel's features (see [`Kernel`]).
+    /// - `d <= 8`.
+    /// - Each `buckets[i]`, `i < d`, is valid for reads of `g.bucket_bytes + SLACK` bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+    ///
     /// `no_zero_rem` says that no `rems[i]`, `i < d`, is 0: then a cell whose remainder
     /// field matches is occupied (an empty cell is all zero), and kernels may skip the
     /// counter test.
@@ -118,9 +136,12 @@ pub(crate) unsafe trait Kernel {
     /// at once, as packed masks (bit `8 i + j`: cell `j` of bucket `i`).
     ///
     /// # Safety
-    /// `g.cells <= 8`; each `buckets[i]`, `i < 4`, is valid for reads of
-    /// `g.bucket_bytes + SLACK` bytes; the CPU supports `Self::BACKEND`; `SHAPE` is
-    /// `SHAPE_ANY` or `g.shape()`.
+    /// - The CPU has the kernel's features (see [`Kernel`]).
+    /// - `g.cells <= 8` (one group of cells per bucket).
+    /// - Each `buckets[i]`, `i < 4`, is valid for reads of `g.bucket_bytes + SLACK`
+    ///   bytes.
+    /// - `SHAPE` is `SHAPE_ANY` or `g.shape()`.
+    ///
     /// `same_rem` says that `rems[0..4]` are all equal (kernels may broadcast once).
     #[inline(always)]
     unsafe fn scan4<const SHAPE: u8>(
@@ -147,7 +168,7 @@ pub(crate) unsafe trait Kernel {
     /// is the oracle of the kernels that override it.
     ///
     /// # Safety
-    /// The CPU supports `Self::BACKEND`.
+    /// The CPU has the kernel's features (see [`Kernel`]). There is no other precondition.
     #[inline(always)]
     unsafe fn pick4(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
         // The minimum of `load * 8 + i`, with no data-dependent branch.
@@ -167,7 +188,9 @@ pub(crate) unsafe trait Kernel {
     /// Only the match mask of [`scan`](Self::scan).
     ///
     /// # Safety
-    /// As for [`scan`](Self::scan).
+    /// As for [`scan`](Self::scan): the CPU has the kernel's features, `bucket` is valid
+    /// for reads of `g.bucket_bytes + SLACK` bytes, and `SHAPE` is `SHAPE_ANY` or
+    /// `g.shape()`.
     unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32;
 }
 
@@ -399,6 +422,13 @@ mod tests {
         if !Backend::Avx2.is_available() {
             return;
         }
+        /// `scan4` and `any_match` of the AVX2 kernel, any-shape and shaped, on four packed
+        /// buckets.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (the test checks `Backend::Avx2.is_available()`
+        /// first). Each of `p[..4]` must be valid for reads of `g.bucket_bytes + SLACK`
+        /// bytes, and `g.cells <= 8`.
         #[target_feature(enable = "avx2")]
         unsafe fn run(
             g: &Geometry,
@@ -455,6 +485,13 @@ mod tests {
         if !avx512_kernel_available() {
             return;
         }
+        /// `scan4` and `any_match` of the AVX-512 kernel, any-shape and (for `SHAPE_SMALL`)
+        /// shaped, on four packed buckets.
+        ///
+        /// # Safety
+        /// The CPU must support the AVX-512 kernel's features (the test checks
+        /// `avx512_kernel_available()` first). Each of `p[..4]` must be valid for reads of
+        /// `g.bucket_bytes + SLACK` bytes, and `g.cells <= 8`.
         #[target_feature(
             enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
         )]
@@ -499,6 +536,11 @@ mod tests {
         #[target_feature(
             enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
         )]
+        /// The AVX-512 kernel's `pick4`.
+        ///
+        /// # Safety
+        /// The CPU must support the AVX-512 kernel's features (the test checks
+        /// `avx512_kernel_available()` first).
         unsafe fn run(occupied: u32, cell_mask: u32) -> Option<(usize, u32)> {
             // SAFETY: the caller checked the features.
             unsafe { avx512::Avx512::pick4(occupied, cell_mask) }
@@ -547,6 +589,12 @@ mod tests {
         #[target_feature(
             enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512bitalg"
         )]
+        /// The AVX-512 kernel's `locate4_general`.
+        ///
+        /// # Safety
+        /// The CPU must support the AVX-512 kernel's features (the test checks
+        /// `avx512_kernel_available()` first). `g.d >= 4`, `!perm.pow2` and
+        /// `g.buckets <= u32::MAX`.
         unsafe fn run(g: &Geometry, perm: &Permutations, h: u64) -> ([*const u8; 8], u32) {
             let mut b = [core::ptr::null(); 8];
             // SAFETY: `d = 4`, general map, `B <= u32::MAX` (the caller); features checked.
@@ -602,6 +650,11 @@ mod tests {
         if !Backend::Avx2.is_available() {
             return;
         }
+        /// `scan` and `matches` of the AVX2 kernel, any-shape and shaped, on one packed bucket.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (the test checks `Backend::Avx2.is_available()` first).
+        /// `bytes` must hold the bucket plus `SLACK` bytes.
         #[target_feature(enable = "avx2")]
         unsafe fn run(g: &Geometry, bytes: &[u8], rem: u32) -> (Scan, u32) {
             // SAFETY: `bytes` holds the bucket plus SLACK bytes; the caller checked AVX2;

@@ -10,7 +10,9 @@ pub(crate) struct Scalar;
 /// Cell `j` of the bucket at `bucket`, with junk above bit `s` (callers mask).
 ///
 /// # Safety
-/// `bucket` is valid for reads of `g.bucket_bytes + 8` bytes and `j < g.cells`.
+/// `bucket` is valid for reads of `g.bucket_bytes + 8` bytes and `j < g.cells`: the cell
+/// is read with one unaligned 8-byte load at byte `j * g.cell_bits / 8`, which is below
+/// `g.bucket_bytes`. No CPU feature is needed.
 #[inline(always)]
 unsafe fn raw_cell(g: &Geometry, bucket: *const u8, j: u32) -> u32 {
     let bit = j * g.cell_bits;
@@ -29,6 +31,12 @@ unsafe fn raw_cell(g: &Geometry, bucket: *const u8, j: u32) -> u32 {
 unsafe impl Kernel for Scalar {
     const BACKEND: Backend = Backend::Scalar;
 
+    /// [`Kernel::scan`], one cell at a time.
+    ///
+    /// # Safety
+    /// No CPU feature is needed; `bucket` must be valid for reads of `g.bucket_bytes + SLACK`
+    /// bytes (each cell is an unaligned 8-byte load at most `g.bucket_bytes - 1` bytes in,
+    /// and `SLACK >= 8`). `SHAPE` is ignored.
     #[inline(always)]
     unsafe fn scan<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> Scan {
         let mut s = Scan {
@@ -46,6 +54,13 @@ unsafe impl Kernel for Scalar {
         s
     }
 
+    /// [`Kernel::any_match`] as a loop over [`Kernel::matches`].
+    ///
+    /// # Safety
+    /// No CPU feature is needed. `d <= 8` (a larger `d` panics on the bounds-checked
+    /// arrays), and each `buckets[i]`, `i < d`, must be valid for reads of
+    /// `g.bucket_bytes + SLACK` bytes (each cell is an unaligned 8-byte load at most
+    /// `g.bucket_bytes - 1` bytes in, and `SLACK >= 8`).
     #[inline(always)]
     unsafe fn any_match<const SHAPE: u8>(
         g: &Geometry,
@@ -59,6 +74,12 @@ unsafe impl Kernel for Scalar {
         (0..d).any(|i| unsafe { Self::matches::<SHAPE>(g, buckets[i], rems[i]) } != 0)
     }
 
+    /// [`Kernel::matches`]: the match mask of [`Kernel::scan`].
+    ///
+    /// # Safety
+    /// As for `scan`: `bucket` must be valid for reads of `g.bucket_bytes + SLACK` bytes
+    /// (each cell is an unaligned 8-byte load at most `g.bucket_bytes - 1` bytes in, and
+    /// `SLACK >= 8`).
     #[inline(always)]
     unsafe fn matches<const SHAPE: u8>(g: &Geometry, bucket: *const u8, rem: u32) -> u32 {
         // SAFETY: forwarded contract.
