@@ -42,7 +42,7 @@ use crate::filter::{blocked_best_k, AnyFilter};
 use crate::hll::Hll;
 use crate::input::{Block, BlockStream, KeyOptions, LineReader, Source};
 use crate::progress::{note, Progress};
-use bloomforge_core::hash::fast_range64;
+use bloomforge_core::hash::{fast_range64, mix64};
 use bloomforge_core::BlockedBloomFilter;
 use rayon::prelude::*;
 use std::fs::File;
@@ -321,19 +321,12 @@ fn approximate(
     Ok(())
 }
 
-/// Salts of the partition hash per depth (depth 0: first level) and of the set's hash.
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
+/// The partition of `hash` at `depth` (0: the first level): salted per depth so that a
+/// partition split again spreads over every sub-partition.
 #[inline]
 fn partition_of(hash: u64, depth: u32, parts: usize) -> usize {
     let salt = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(u64::from(depth) + 1);
-    fast_range64(mix(hash ^ salt), parts as u64) as usize
+    fast_range64(mix64(hash ^ salt), parts as u64) as usize
 }
 
 /// Bytes the pass-3 set needs per line beyond the line's bytes: a 16-byte entry, a state
@@ -873,7 +866,7 @@ impl LineSet {
     /// The entry holding `line`, if any.
     #[inline]
     fn find(&self, hash: u64, line: &[u8]) -> Result<usize, usize> {
-        let mut i = (mix(hash) as usize) & self.mask;
+        let mut i = (mix64(hash) as usize) & self.mask;
         loop {
             let s = self.slots[i];
             if s == 0 {
@@ -911,7 +904,7 @@ impl LineSet {
         self.slots = vec![0; n];
         self.mask = n - 1;
         for (e, &(h, _, _)) in self.entries.iter().enumerate() {
-            let mut i = (mix(h) as usize) & self.mask;
+            let mut i = (mix64(h) as usize) & self.mask;
             while self.slots[i] != 0 {
                 i = (i + 1) & self.mask;
             }

@@ -5,6 +5,7 @@ use crate::error::{CliError, Result as CliResult};
 use crate::input::Block;
 use crate::mapped::{MappedInput, Window, Workers};
 use crate::progress::Progress;
+use crate::stats::Stat;
 use bloomforge_core::format::{FilterKind, Header};
 use bloomforge_core::{
     AtomicStandardBloomFilter, BlockedBloomFilter, DefaultHasher, RemoveOutcome,
@@ -800,19 +801,20 @@ impl AnyFilter {
         }
     }
 
-    /// `stats` output: (field, value) lines.
-    pub(crate) fn stats(&self) -> Vec<(&'static str, String)> {
+    /// `stats` output: (field, typed value) pairs.
+    pub(crate) fn stats(&self) -> Vec<(&'static str, Stat)> {
+        let per_key = |bits: u64, keys: f64| Stat::fixed(bits as f64 / keys.max(1.0), 3);
         let plain = |bits: u64, k: u32, est: f64, fp: f64| {
             vec![
-                ("bits", bits.to_string()),
-                ("bytes", (bits / 8).to_string()),
-                ("hashes", k.to_string()),
-                ("estimated_keys", format!("{est:.0}")),
-                ("bits_per_key", format!("{:.3}", bits as f64 / est.max(1.0))),
-                ("expected_false_pos", format!("{fp:.6e}")),
+                ("bits", bits.into()),
+                ("bytes", (bits / 8).into()),
+                ("hashes", k.into()),
+                ("estimated_keys", Stat::estimate(est)),
+                ("bits_per_key", per_key(bits, est)),
+                ("expected_false_pos", Stat::sci(fp)),
             ]
         };
-        let mut fields = vec![("layout", self.name().to_string())];
+        let mut fields = vec![("layout", Stat::text(self.name()))];
         fields.extend(match self {
             AnyFilter::Blocked(f) => plain(
                 f.num_bits(),
@@ -835,98 +837,78 @@ impl AnyFilter {
             AnyFilter::Counting(f) => {
                 let (bits, est) = (f.memory_bits(), f.estimated_len());
                 vec![
-                    ("counters", f.num_counters().to_string()),
-                    ("bits", bits.to_string()),
-                    ("bytes", (bits / 8).to_string()),
-                    ("hashes", f.num_hashes().to_string()),
-                    ("estimated_keys", format!("{est:.0}")),
-                    ("bits_per_key", format!("{:.3}", bits as f64 / est.max(1.0))),
-                    ("nonzero_counters", f.nonzero_counters().to_string()),
-                    ("saturated_counters", f.saturated_counters().to_string()),
-                    ("fill", format!("{:.6}", f.fill())),
-                    (
-                        "expected_false_pos",
-                        format!("{:.6e}", f.expected_false_pos()),
-                    ),
+                    ("counters", f.num_counters().into()),
+                    ("bits", bits.into()),
+                    ("bytes", (bits / 8).into()),
+                    ("hashes", f.num_hashes().into()),
+                    ("estimated_keys", Stat::estimate(est)),
+                    ("bits_per_key", per_key(bits, est)),
+                    ("nonzero_counters", f.nonzero_counters().into()),
+                    ("saturated_counters", f.saturated_counters().into()),
+                    ("fill", Stat::fixed(f.fill(), 6)),
+                    ("expected_false_pos", Stat::sci(f.expected_false_pos())),
                 ]
             }
             AnyFilter::DLeft(f) => {
                 let bits = f.memory_bits();
-                let histogram: Vec<String> =
-                    f.load_histogram().iter().map(u64::to_string).collect();
                 vec![
-                    ("subtables", f.subtables().to_string()),
-                    ("buckets_per_subtable", f.buckets_per_subtable().to_string()),
-                    ("cells_per_bucket", f.cells_per_bucket().to_string()),
-                    ("remainder_bits", f.remainder_bits().to_string()),
-                    ("counter_bits", f.counter_bits().to_string()),
-                    ("cells", f.total_cells().to_string()),
-                    ("bits", bits.to_string()),
-                    ("bytes", (bits / 8).to_string()),
-                    ("len", f.len().to_string()),
-                    ("occupied_cells", f.occupied_cells().to_string()),
-                    ("saturated_cells", f.saturated_cells().to_string()),
-                    (
-                        "bits_per_key",
-                        format!("{:.3}", bits as f64 / f.len().max(1) as f64),
-                    ),
-                    ("load", format!("{:.3}", f.load_for(f.len()))),
-                    (
-                        "expected_false_pos",
-                        format!("{:.6e}", f.expected_false_pos()),
-                    ),
+                    ("subtables", f.subtables().into()),
+                    ("buckets_per_subtable", f.buckets_per_subtable().into()),
+                    ("cells_per_bucket", f.cells_per_bucket().into()),
+                    ("remainder_bits", f.remainder_bits().into()),
+                    ("counter_bits", f.counter_bits().into()),
+                    ("cells", f.total_cells().into()),
+                    ("bits", bits.into()),
+                    ("bytes", (bits / 8).into()),
+                    ("len", f.len().into()),
+                    ("occupied_cells", f.occupied_cells().into()),
+                    ("saturated_cells", f.saturated_cells().into()),
+                    ("bits_per_key", per_key(bits, f.len() as f64)),
+                    ("load", Stat::fixed(f.load_for(f.len()), 3)),
+                    ("expected_false_pos", Stat::sci(f.expected_false_pos())),
                     // Buckets holding 0, 1, ..., w occupied cells.
-                    ("load_histogram", histogram.join(",")),
+                    ("load_histogram", Stat::Ints(f.load_histogram())),
                 ]
             }
             AnyFilter::Scalable(f) => {
                 let bits = f.memory_bytes() * 8;
                 vec![
-                    ("slices", f.num_slices().to_string()),
-                    ("bits", bits.to_string()),
-                    ("bytes", (bits / 8).to_string()),
+                    ("slices", f.num_slices().into()),
+                    ("bits", bits.into()),
+                    ("bytes", (bits / 8).into()),
                     // Keys counted as new at insert: an estimate (see
                     // ScalableBloomFilter::estimated_len), hence the name.
-                    ("estimated_len", format!("{:.0}", f.estimated_len())),
-                    ("capacity", f.capacity().to_string()),
-                    (
-                        "bits_per_key",
-                        format!("{:.3}", bits as f64 / f.estimated_len().max(1.0)),
-                    ),
-                    ("target_false_pos", format!("{:.6e}", f.target_false_pos())),
-                    ("expected_false_pos", format!("{:.6e}", f.false_pos_now())),
+                    ("estimated_len", Stat::estimate(f.estimated_len())),
+                    ("capacity", f.capacity().into()),
+                    ("bits_per_key", per_key(bits, f.estimated_len())),
+                    ("target_false_pos", Stat::sci(f.target_false_pos())),
+                    ("expected_false_pos", Stat::sci(f.false_pos_now())),
                 ]
             }
             AnyFilter::Stable(f) => {
                 let bits = f.memory_bytes() * 8;
                 let max = (1u64 << f.cell_bits()) - 1;
                 vec![
-                    ("cells", f.cells().to_string()),
-                    ("cell_bits", f.cell_bits().to_string()),
-                    ("bits", bits.to_string()),
-                    ("bytes", (bits / 8).to_string()),
-                    ("hashes", f.num_hashes().to_string()),
-                    ("decrements", f.decrements().to_string()),
-                    ("inserts", f.inserts().to_string()),
-                    ("estimated_keys", format!("{:.0}", f.estimated_len())),
+                    ("cells", f.cells().into()),
+                    ("cell_bits", f.cell_bits().into()),
+                    ("bits", bits.into()),
+                    ("bytes", (bits / 8).into()),
+                    ("hashes", f.num_hashes().into()),
+                    ("decrements", f.decrements().into()),
+                    ("inserts", f.inserts().into()),
+                    ("estimated_keys", Stat::estimate(f.estimated_len())),
                     (
                         "zero_fraction",
-                        format!("{:.6}", f.zero_cells() as f64 / f.cells() as f64),
+                        Stat::fixed(f.zero_cells() as f64 / f.cells() as f64, 6),
                     ),
-                    ("stable_point", format!("{:.6}", f.stable_point())),
+                    ("stable_point", Stat::fixed(f.stable_point(), 6)),
                     // About how many inserts back a key is still mostly remembered.
                     (
                         "horizon",
-                        format!(
-                            "{:.0}",
-                            f.cells() as f64 * max as f64 / f.decrements() as f64
-                        ),
+                        Stat::estimate(f.cells() as f64 * max as f64 / f.decrements() as f64),
                     ),
-                    (
-                        "expected_false_pos",
-                        format!("{:.6e}", f.expected_false_pos()),
-                    ),
-                    ("stable_false_pos", format!("{:.6e}", f.stable_false_pos())),
+                    ("expected_false_pos", Stat::sci(f.expected_false_pos())),
+                    ("stable_false_pos", Stat::sci(f.stable_false_pos())),
                 ]
             }
         });

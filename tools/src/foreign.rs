@@ -7,6 +7,7 @@ use crate::error::{CliError, Result};
 use crate::input::{Block, BlockStream, Source};
 use crate::output::write_file;
 use crate::progress::{note, Progress};
+use crate::stats::Stat;
 use bloomforge_interop::{ForeignFilter, ForeignFormat, KeyRef};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -203,30 +204,26 @@ pub(crate) fn query(
     Ok(())
 }
 
-/// `stats` of a Guava or Spark filter: (name, value) pairs, as for bloomforge's filters.
-pub(crate) fn stats(filter: &ForeignFilter) -> Vec<(&'static str, String)> {
+/// `stats` of a Guava or Spark filter: (name, typed value) pairs, named as for
+/// bloomforge's filters.
+pub(crate) fn stats(filter: &ForeignFilter) -> Vec<(&'static str, Stat)> {
+    let bits = filter.num_bits();
     let mut v = vec![
-        ("format", filter.format().to_string()),
-        ("bits", filter.num_bits().to_string()),
-        ("bytes", (filter.num_bits() / 8).to_string()),
-        ("hashes", filter.num_hashes().to_string()),
-        ("ones", filter.count_ones().to_string()),
+        ("format", Stat::text(filter.format().to_string())),
+        ("bits", bits.into()),
+        ("bytes", (bits / 8).into()),
+        ("hashes", filter.num_hashes().into()),
+        ("ones", filter.count_ones().into()),
         (
             "fill",
-            format!(
-                "{:.6}",
-                filter.count_ones() as f64 / filter.num_bits() as f64
-            ),
+            Stat::fixed(filter.count_ones() as f64 / bits as f64, 6),
         ),
-        ("estimated_items", format!("{:.0}", filter.estimated_len())),
-        (
-            "expected_fp",
-            format!("{:.6e}", filter.expected_false_pos()),
-        ),
+        ("estimated_keys", Stat::estimate(filter.estimated_len())),
+        ("expected_false_pos", Stat::sci(filter.expected_false_pos())),
     ];
     match filter {
-        ForeignFilter::Guava(g) => v.push(("strategy", g.strategy().name().to_string())),
-        ForeignFilter::Spark(s) => v.push(("seed", s.seed().to_string())),
+        ForeignFilter::Guava(g) => v.push(("strategy", Stat::text(g.strategy().name()))),
+        ForeignFilter::Spark(s) => v.push(("seed", s.seed().into())),
         _ => {}
     }
     v

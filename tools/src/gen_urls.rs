@@ -7,6 +7,7 @@
 
 use crate::error::Result;
 use crate::output::write_file;
+use bloomforge_core::hash::mix64;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -24,17 +25,9 @@ pub(crate) struct Args {
     output: PathBuf,
 }
 
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
 fn url(id: u64, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let h = mix(id);
+    let h = mix64(id);
     out.extend_from_slice(b"https://cdn");
     out.push(b'0' + (h % 10) as u8);
     out.extend_from_slice(b".example-shop.com/item/");
@@ -42,7 +35,7 @@ fn url(id: u64, out: &mut Vec<u8>) {
         out.push(HEX[((h >> (4 * i)) & 15) as usize]);
     }
     out.extend_from_slice(b"?ref=");
-    let g = mix(h);
+    let g = mix64(h);
     for i in (0..8).rev() {
         out.push(HEX[((g >> (4 * i)) & 15) as usize]);
     }
@@ -63,11 +56,11 @@ pub(crate) fn run(args: Args) -> Result<()> {
     write_file(&args.output, |file| {
         let mut w = BufWriter::with_capacity(1 << 20, file);
         let mut line = Vec::with_capacity(80);
-        let mut rng = mix(args.file ^ 0x5eed);
+        let mut rng = mix64(args.file ^ 0x5eed);
         for j in 0..args.lines {
             let i = if j % 7 == 6 {
                 // Repeat an earlier fresh line.
-                rng = mix(rng.wrapping_add(j));
+                rng = mix64(rng.wrapping_add(j));
                 let fresh = j - j / 7;
                 rng % fresh
             } else {

@@ -4,7 +4,7 @@
 
 use crate::error::{CliError, Result};
 use crate::filter::AnyFilter;
-use std::fs::{File, OpenOptions, Permissions};
+use std::fs::{File, Permissions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -210,35 +210,42 @@ pub(crate) fn replace_file(
     write_via_temporary(path, &target, Some(metadata.permissions()), body)
 }
 
-/// Writes a new temporary file beside `target` (`create_new`: never through an existing
-/// file or link), with `permissions` if given, syncs it and renames it to `target`.
-/// `shown` names the file in error messages.
+/// Writes a new temporary file beside `target` (`tempfile`: an unpredictable name, created
+/// exclusively, so never through an existing file or link), with `permissions` if given,
+/// syncs it, renames it to `target` and syncs the directory, so that the new name too
+/// survives a crash. `shown` names the file in error messages.
 fn write_via_temporary(
     shown: &Path,
     target: &Path,
     permissions: Option<Permissions>,
     body: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut tmp = target.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
         .map_err(|e| CliError::io(shown, e))?;
-    crate::cleanup::register(&tmp);
+    let tmp_path: PathBuf = tmp.path().to_owned();
+    crate::cleanup::register(&tmp_path);
     let result = (|| {
         let started = std::time::Instant::now();
-        body(&mut file)?;
+        let file = tmp.as_file_mut();
+        body(file)?;
         file.flush()?;
         let written = started.elapsed();
         if let Some(p) = permissions {
             file.set_permissions(p)?;
         }
         file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, target)?;
+        tmp.persist(target).map_err(|e| e.error)?;
+        sync_dir(dir)?;
         if crate::verbose() {
             eprintln!(
                 "{}: written in {:.3} s, synced and renamed in {:.3} s",
@@ -249,11 +256,23 @@ fn write_via_temporary(
         }
         Ok(())
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    crate::cleanup::unregister(&tmp);
+    // On an error the temporary file was removed when `tmp` was dropped (or persisted).
+    crate::cleanup::unregister(&tmp_path);
     result.map_err(|e| CliError::io(shown, e))
+}
+
+/// Syncs the directory `dir`, making a rename inside it durable (Unix; elsewhere the
+/// rename is left to the file system).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -233,7 +233,7 @@ fn counting_and_dleft_build_query_remove() {
         let leftovers: Vec<_> = std::fs::read_dir(tmp(""))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(&format!("rm-{layout}-once.bloom.tmp-")))
+            .filter(|n| n.starts_with(&format!(".rm-{layout}-once.bloom.")) && n.ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{layout}: {leftovers:?}");
         let out = run(&["query", "--absent", "--filter", &once, "--keys", &keys]);

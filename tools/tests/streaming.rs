@@ -35,17 +35,8 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A deterministic generator (SplitMix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+// A deterministic generator.
+use bloomforge_testkit::rng::SplitMix64 as Rng;
 
 /// The keys of a file under the documented policy: lines split at `\n`, one trailing
 /// `\r` stripped, empty lines skipped.
@@ -65,11 +56,11 @@ fn keys_of(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
 /// duplicates, empty lines, CRLF endings, non-UTF-8 bytes, a NUL, an inner CR; no final
 /// newline on odd files.
 fn family_file(f: u64, lines: usize, files: u64) -> Vec<u8> {
-    let mut rng = Rng(1000 + f);
+    let mut rng = Rng::new(1000 + f);
     let mut out = Vec::new();
     let mut written: Vec<Vec<u8>> = Vec::new();
     for i in 0..lines {
-        let r = rng.next();
+        let r = rng.next_u64();
         let key: Vec<u8> = match r % 10 {
             // Shared by every file: ids from a small common pool.
             0..=3 => format!("common-{}", r % 3000).into_bytes(),
@@ -346,12 +337,12 @@ fn common_exact_equals_sort_comm_for_2_3_5_files() {
 fn hot_file(f: u64, lines: usize, files: u64) -> Vec<u8> {
     let base = family_file(f, lines, files);
     let mut out = Vec::with_capacity(base.len() * 2);
-    let mut rng = Rng(77 + f);
+    let mut rng = Rng::new(77 + f);
     for (i, line) in base.split(|&b| b == b'\n').enumerate() {
         out.extend_from_slice(line);
         out.push(b'\n');
         if i % 3 == 0 {
-            match rng.next() % 4 {
+            match rng.next_u64() % 4 {
                 0 => out.extend_from_slice(b"hot-common-line\n"),
                 1 => out.extend_from_slice(b"hot-common-line\r\n"),
                 2 => out.extend_from_slice(format!("hot-private-{f}\n").as_bytes()),

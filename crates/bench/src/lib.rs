@@ -29,12 +29,19 @@
 //! FP-vs-bits/key sweep, an ns/key-vs-size sweep, per-SIMD-backend numbers and the
 //! hashers' costs. Every measured run checks its answers first ([`BenchError::WrongAnswer`]).
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 pub mod config;
 pub mod html;
 pub mod measure;
 pub mod plots;
 pub mod report;
-pub mod rng;
+/// The workloads' generators (testkit's, re-exported).
+pub use bloomforge_testkit::rng;
 pub mod subjects;
 pub mod subjects_cuckoo;
 pub mod subjects_retrieval;

@@ -1011,10 +1011,10 @@ pub fn counting_section(
         v.push(rest.max(0.0));
         v
     };
-    let binomial = tail_fold(theory::binomial_pmf_range(n, q, top as u64));
+    let binomial = tail_fold(theory::math::binomial_pmf_range(n, q, top as u64));
     let poisson = tail_fold(
         (0..=top as u64)
-            .map(|t| theory::poisson_pmf(n as f64 * q, t))
+            .map(|t| theory::math::poisson_pmf(n as f64 * q, t))
             .collect(),
     );
     Ok(CountingSection {
@@ -1026,7 +1026,7 @@ pub fn counting_section(
         binomial,
         poisson,
         saturated: f.saturated_counters(),
-        overflow_union_bound: (m as f64 * theory::poisson_tail(n as f64 * q, 16)).min(1.0),
+        overflow_union_bound: (m as f64 * theory::math::poisson_tail(n as f64 * q, 16)).min(1.0),
     })
 }
 

@@ -171,15 +171,21 @@ mod tests {
     #[test]
     fn measure_counts_runs_and_passes_errors() {
         let mut runs = 0;
+        // Each run sleeps 2 ms: at least 200 us a key of wall time over 10 keys, and
+        // far less CPU time than wall time (a sleeping thread uses none).
         let (t, v) = measure(2, 3, 10, CpuClock::Thread, || {
             runs += 1;
+            std::thread::sleep(std::time::Duration::from_millis(2));
             Ok(runs)
         })
         .unwrap();
         assert_eq!((runs, v, t.reps), (5, 5, 3));
-        assert!(t.ns_per_key >= 0.0);
+        assert!(t.ns_per_key >= 200_000.0, "{}", t.ns_per_key);
         #[cfg(unix)]
-        assert!(t.cpu_ns_per_key.is_some());
+        {
+            let cpu = t.cpu_ns_per_key.expect("a thread CPU clock on unix");
+            assert!(cpu < t.ns_per_key / 2.0, "{cpu} {}", t.ns_per_key);
+        }
         let err = measure(0, 3, 1, CpuClock::Process, || -> Result<(), BenchError> {
             Err(BenchError::Config("boom".into()))
         });

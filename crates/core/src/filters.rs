@@ -560,25 +560,27 @@ macro_rules! block_filters {
 
         impl<S: BuildHasher> Eq for $Plain<S> {}
 
+        /// Inserts the keys through the batch path, [`EXTEND_CHUNK`](crate::batch::EXTEND_CHUNK)
+        /// at a time.
         impl<T: Hash, S: BuildHasher> Extend<T> for $Plain<S> {
             fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-                for key in iter {
-                    self.insert(&key);
-                }
+                crate::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
             }
         }
 
         /// Collects keys into a filter sized for their number at a 1 % false-positive
         /// rate (the keys are buffered to count them).
+        ///
+        /// # Panics
+        /// Where the builder would refuse: a filter for that many keys exceeds the
+        /// addressable size or cannot be allocated (never with a smaller, wrong filter).
         impl<T: Hash> FromIterator<T> for $Plain {
             fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
                 let keys: Vec<T> = iter.into_iter().collect();
                 let mut filter = Self::with_false_pos(0.01)
                     .expected_items(keys.len().max(1) as u64)
-                    .unwrap_or_else(|_| {
-                        // A Vec that fits in memory always fits the filter's limits; the
-                        // fallback keeps this panic-free: one block, 8 probes.
-                        Self::with_num_bits(1).hashes(8).unwrap_or_else(|_| unreachable!())
+                    .unwrap_or_else(|e| {
+                        panic!("FromIterator: no filter for {} keys: {e}", keys.len())
                     });
                 filter.insert_batch(&keys);
                 filter
@@ -862,9 +864,7 @@ macro_rules! block_filters {
         /// `&filter` can each extend it.
         impl<T: Hash, S: BuildHasher> Extend<T> for &$Atomic<S> {
             fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-                for key in iter {
-                    self.insert(&key);
-                }
+                crate::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
             }
         }
 

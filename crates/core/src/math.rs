@@ -201,6 +201,67 @@ pub const MAX_WINDOW_MEAN: f64 = 1e7;
 const MIX_EPS: f64 = 1e-15;
 
 // ---------------------------------------------------------------------------------------
+// Poisson and binomial laws
+// ---------------------------------------------------------------------------------------
+
+/// Poisson(`lam`) pmf at `t`.
+pub fn poisson_pmf(lam: f64, t: u64) -> f64 {
+    if lam <= 0.0 {
+        return if t == 0 { 1.0 } else { 0.0 };
+    }
+    let x = t as f64;
+    (x * lam.ln() - lam - ln_gamma(x + 1.0)).exp()
+}
+
+/// P(Poisson(`lam`) >= `j`), summed from `j` until the terms vanish.
+pub fn poisson_tail(lam: f64, j: u64) -> f64 {
+    if j == 0 {
+        return 1.0;
+    }
+    let mut sum = 0.0;
+    let mut t = j;
+    loop {
+        let term = poisson_pmf(lam, t);
+        sum += term;
+        if (t as f64 > lam && term <= sum * 1e-17) || t > j + 10_000 {
+            return sum;
+        }
+        t += 1;
+    }
+}
+
+/// Binomial(`trials`, `q`) pmf on `0..=max`, by the ratio recurrence from
+/// `(1 - q)^trials` (accurate to a few ulps per step; the log-space form loses ~1e-8 to
+/// cancellation at millions of trials). Falls back to log space where that start
+/// underflows.
+pub fn binomial_pmf_range(trials: u64, q: f64, max: u64) -> Vec<f64> {
+    let start = (trials as f64 * (-q).ln_1p()).exp();
+    if start < 1e-280 {
+        return (0..=max).map(|t| binomial_pmf(trials, q, t)).collect();
+    }
+    let mut out = Vec::with_capacity(max as usize + 1);
+    let mut p = start;
+    for t in 0..=max {
+        if t > trials {
+            out.push(0.0);
+            continue;
+        }
+        out.push(p);
+        p *= (trials - t) as f64 / (t + 1) as f64 * q / (1.0 - q);
+    }
+    out
+}
+
+/// Binomial(`trials`, `q`) pmf at `t` (log space).
+pub fn binomial_pmf(trials: u64, q: f64, t: u64) -> f64 {
+    if t > trials {
+        return 0.0;
+    }
+    let (nf, x) = (trials as f64, t as f64);
+    (ln_choose(nf, x) + x * q.ln() + (nf - x) * (-q).ln_1p()).exp()
+}
+
+// ---------------------------------------------------------------------------------------
 // Inside one block
 // ---------------------------------------------------------------------------------------
 
@@ -641,6 +702,32 @@ pub fn split_block_fp_exact_load(m: u64, n: u64, s: u32, w: u32) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// The Poisson and binomial laws against closed forms: P(Poisson(2) >= 2) =
+    /// 1 - 3 e^-2, Binomial(10, 1/2) at 5 = 252/1024, masses summing to 1, the recurrence
+    /// against the log-space pmf, and an underflowing tail that is 0, not NaN.
+    #[test]
+    fn poisson_and_binomial_laws() {
+        assert_eq!(poisson_tail(2.0, 0), 1.0);
+        let want = 1.0 - 3.0 * (-2.0f64).exp();
+        assert!((poisson_tail(2.0, 2) - want).abs() < 1e-14);
+        assert!((poisson_pmf(2.0, 3) - 8.0 / 6.0 * (-2.0f64).exp()).abs() < 1e-15);
+        assert_eq!((poisson_pmf(0.0, 0), poisson_pmf(0.0, 1)), (1.0, 0.0));
+        assert_eq!(poisson_tail(1e-4, 1 << 31), 0.0);
+        let pmf = binomial_pmf_range(10, 0.5, 12);
+        assert!((pmf[5] - 252.0 / 1024.0).abs() < 1e-15);
+        assert_eq!((pmf[11], pmf[12]), (0.0, 0.0));
+        assert!((pmf.iter().sum::<f64>() - 1.0).abs() < 1e-14);
+        let big = binomial_pmf_range(7_000_000, 1e-7, 30);
+        for (t, p) in big.iter().enumerate() {
+            let log_space = binomial_pmf(7_000_000, 1e-7, t as u64);
+            assert!(
+                (p - log_space).abs() <= 1e-6 * log_space,
+                "{t}: {p} vs {log_space}"
+            );
+        }
+    }
 
     /// A few thousandths of a bit per key put ~500 000 keys in a block: past the exact
     /// model's range, so the cached sizing answers NaN (it must not index past its table
@@ -652,7 +739,6 @@ mod tests {
         // The cache still serves ordinary sizes afterwards.
         assert!((blocked_fp_cached(10.0, 512, 6) - 0.01).abs() < 0.005);
     }
-    use super::*;
 
     #[test]
     fn ln_gamma_matches_factorials() {

@@ -633,25 +633,25 @@ impl<S: BuildHasher> PartialEq for StandardBloomFilter<S> {
 
 impl<S: BuildHasher> Eq for StandardBloomFilter<S> {}
 
+/// Inserts the keys through the batch path, [`EXTEND_CHUNK`](crate::batch::EXTEND_CHUNK) at
+/// a time.
 impl<T: Hash, S: BuildHasher> Extend<T> for StandardBloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for key in iter {
-            self.insert(&key);
-        }
+        crate::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 
 /// Collects keys into a filter sized for their number at 1 % false positives.
+///
+/// # Panics
+/// Where the builder would refuse: a filter for that many keys exceeds the addressable
+/// size or cannot be allocated (never with a smaller, wrong filter).
 impl<T: Hash> FromIterator<T> for StandardBloomFilter {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let keys: Vec<T> = iter.into_iter().collect();
         let mut filter = Self::with_false_pos(0.01)
             .expected_items(keys.len().max(1) as u64)
-            .unwrap_or_else(|_| {
-                Self::with_num_bits(64)
-                    .hashes(7)
-                    .unwrap_or_else(|_| unreachable!())
-            });
+            .unwrap_or_else(|e| panic!("FromIterator: no filter for {} keys: {e}", keys.len()));
         filter.insert_batch(&keys);
         filter
     }
@@ -984,9 +984,7 @@ impl<T: Hash, S: BuildHasher> Extend<T> for AtomicStandardBloomFilter<S> {
 /// extend it.
 impl<T: Hash, S: BuildHasher> Extend<T> for &AtomicStandardBloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for key in iter {
-            self.insert(&key);
-        }
+        crate::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 

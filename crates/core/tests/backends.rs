@@ -9,6 +9,7 @@ use bloomforge_core::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, Backend, BlockedBloomFilter,
     SplitBlockBloomFilter,
 };
+use bloomforge_testkit::cpu::{cpu_runs, report};
 use std::collections::HashSet;
 
 /// Every backend with the CPU flags its kernels need (`Backend::is_available` and the
@@ -21,34 +22,12 @@ const REQUIRED: &[(Backend, &[&str])] = &[
     (Backend::Avx512, &["avx2", "avx512f"]),
 ];
 
-/// The CPU's feature flags from `/proc/cpuinfo` (Linux), else std's detection.
-fn cpu_has(flag: &str) -> bool {
-    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
-        if let Some(line) = info.lines().find(|l| l.starts_with("flags")) {
-            let flags: HashSet<&str> = line.split_whitespace().collect();
-            return flags.contains(flag);
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        match flag {
-            "avx2" => return std::is_x86_feature_detected!("avx2"),
-            "avx512f" => return std::is_x86_feature_detected!("avx512f"),
-            _ => {}
-        }
-    }
-    false
-}
-
 /// The backends this CPU must run: scalar and wide everywhere, AVX2 and AVX-512 on x86-64
 /// CPUs that have every flag they need.
 fn expected() -> Vec<Backend> {
     REQUIRED
         .iter()
-        .filter(|(_, flags)| {
-            flags.is_empty()
-                || (cfg!(target_arch = "x86_64") && !cfg!(miri) && flags.iter().all(|f| cpu_has(f)))
-        })
+        .filter(|(_, flags)| cpu_runs(flags))
         .map(|&(b, _)| b)
         .collect()
 }
@@ -69,7 +48,17 @@ fn available_backends_match_the_cpu_flags() {
             "{}: is_available disagrees with the CPU flags {flags:?}",
             backend.name()
         );
+        if !cpu_runs(flags) {
+            report(&format!(
+                "core: backend {} not run here (the CPU lacks one of {flags:?})",
+                backend.name()
+            ));
+        }
     }
+    report(&format!(
+        "core: kernels checked on {}",
+        names(&expected()).join(", ")
+    ));
 }
 
 /// `REQUIRED` names every CPU feature the crate's kernels enable: a kernel that starts

@@ -61,7 +61,7 @@ fn check_split(blocks: u64, threads: usize, keys: &[u64]) {
 
 #[test]
 fn disjoint_concurrent_inserts_equal_sequential_build() {
-    let mut rng = SplitMix64(2024);
+    let mut rng = SplitMix64::new(2024);
     for rep in 0..20 {
         for &threads in &[2usize, 4, 8] {
             // Tiny filters force heavy contention on the same words; large ones test scale.
@@ -81,7 +81,7 @@ fn disjoint_concurrent_inserts_equal_sequential_build() {
 
 #[test]
 fn parallel_bulk_load_equals_sequential() {
-    let keys = SplitMix64(1).keys(300_000);
+    let keys = SplitMix64::new(1).keys(300_000);
     let mut sequential = BlockedBloomFilter::with_false_pos(0.01)
         .expected_items(300_000)
         .unwrap();
@@ -144,7 +144,7 @@ fn parallel_bulk_load_equals_sequential() {
 /// Large enough (>= 2^20 keys into >= 8 MiB) to take the partitioned parallel build.
 #[test]
 fn partitioned_build_equals_sequential_build() {
-    let keys = SplitMix64(77).keys((1 << 20) + 12_345);
+    let keys = SplitMix64::new(77).keys((1 << 20) + 12_345);
     // 300 threads exceed the caps on chunks (128) and partitions (1024).
     for threads in [2usize, 3, 4, 300] {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -174,7 +174,7 @@ fn partitioned_build_equals_sequential_build() {
 /// (one worker per 2^16 keys, so 2, 3, 7 and 8 workers here), below it the calling thread.
 #[test]
 fn small_partitioned_build_equals_sequential_build() {
-    let keys = SplitMix64(78).keys((1 << 18) * 2 + 777);
+    let keys = SplitMix64::new(78).keys((1 << 18) * 2 + 777);
     for threads in [2usize, 3, 4, 7, 8, 300] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -209,7 +209,7 @@ fn small_partitioned_build_equals_sequential_build() {
 /// allow), and the result still equals a sequential build.
 #[test]
 fn merged_build_with_capped_copies_equals_sequential_build() {
-    let keys = SplitMix64(79).keys((1 << 20) - 1);
+    let keys = SplitMix64::new(79).keys((1 << 20) - 1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(300)
         .build()
@@ -258,7 +258,7 @@ fn assert_par_build_equals_sequential(
 #[test]
 fn ranged_hash_insert_equals_sequential_build() {
     use std::hash::BuildHasher;
-    let keys = SplitMix64(91).keys(40_000);
+    let keys = SplitMix64::new(91).keys(40_000);
     for threads in [1usize, 2, 3, 4, 7, 300] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -305,7 +305,7 @@ fn ranged_hash_insert_equals_sequential_build() {
 #[test]
 fn split_insert_equals_sequential_build_and_refuses_foreign_splits() {
     use std::hash::BuildHasher;
-    let keys = SplitMix64(92).keys(30_000);
+    let keys = SplitMix64::new(92).keys(30_000);
     for threads in [1usize, 2, 7] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -13,13 +13,13 @@ fn filled_blocked() -> BlockedBloomFilter {
         .seed(9)
         .expected_items(2000)
         .unwrap();
-    f.insert_batch(&SplitMix64(1).keys(2000));
+    f.insert_batch(&SplitMix64::new(1).keys(2000));
     f
 }
 
 #[test]
 fn round_trips() {
-    let keys = SplitMix64(1).keys(2000);
+    let keys = SplitMix64::new(1).keys(2000);
     let b = filled_blocked();
     let back = BlockedBloomFilter::from_bytes(&b.to_bytes()).unwrap();
     assert_eq!(back, b);
@@ -77,7 +77,7 @@ fn write_to_streams_the_bytes_of_to_bytes() {
             Ok(())
         }
     }
-    let keys = SplitMix64(5).keys(20_000);
+    let keys = SplitMix64::new(5).keys(20_000);
     for bits in [512u64, 1 << 21] {
         let mut b = BlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
         let mut s = SplitBlockBloomFilter::with_num_bits(bits)
@@ -234,7 +234,7 @@ fn aligned(bytes: &[u8]) -> (Vec<u8>, std::ops::Range<usize>) {
 /// every inserted key: every reader refuses it (plain filters, views, all three kinds).
 #[test]
 fn wrong_seed_or_key_is_refused() {
-    let keys = SplitMix64(5).keys(500);
+    let keys = SplitMix64::new(5).keys(500);
     let key = [1, 2, 3, 4];
     let other_key = [1, 2, 3, 5];
 
@@ -405,11 +405,25 @@ proptest! {
             bytes[..4].copy_from_slice(b"BLMF");
             bytes[4..6].copy_from_slice(&1u16.to_le_bytes());
         }
-        let _ = BlockedBloomFilter::from_bytes(&bytes);
-        let _ = SplitBlockBloomFilter::from_bytes(&bytes);
-        let _ = StandardBloomFilter::from_bytes(&bytes);
-        let _ = BlockedBloomFilter::read_from(bytes.as_slice());
-        let _ = SplitBlockBloomFilter::from_parquet_bitset(&bytes);
+        // Whatever decodes re-encodes to the very bytes it came from (no byte ignored).
+        if let Ok(f) = BlockedBloomFilter::from_bytes(&bytes) {
+            prop_assert_eq!(f.to_bytes(), bytes.clone());
+        }
+        if let Ok(f) = SplitBlockBloomFilter::from_bytes(&bytes) {
+            prop_assert_eq!(f.to_bytes(), bytes.clone());
+        }
+        if let Ok(f) = StandardBloomFilter::from_bytes(&bytes) {
+            prop_assert_eq!(f.to_bytes(), bytes.clone());
+        }
+        if let Ok(f) = BlockedBloomFilter::read_from(bytes.as_slice()) {
+            let encoded = f.to_bytes();
+            prop_assert_eq!(&bytes[..encoded.len()], encoded.as_slice());
+        }
+        match SplitBlockBloomFilter::from_parquet_bitset(&bytes) {
+            Ok(f) => prop_assert_eq!(f.to_parquet_bytes(), bytes.clone()),
+            // A Parquet bitset is any whole number of 32-byte blocks, at least one.
+            Err(_) => prop_assert!(bytes.is_empty() || bytes.len() % 32 != 0),
+        }
     }
 
     /// Hostile headers with a valid checksum (random bytes almost never get past it):
@@ -425,7 +439,7 @@ proptest! {
         resize in prop_oneof![Just(0i64), (-8i64..8).prop_map(|b| b * 64), -600i64..600],
     ) {
         let mut st = StandardBloomFilter::with_num_bits(300).hashes(5).unwrap();
-        st.insert_batch(&SplitMix64(4).keys(50));
+        st.insert_batch(&SplitMix64::new(4).keys(50));
         let mut v = [
             filled_blocked().to_bytes(),
             SplitBlockBloomFilter::with_num_blocks(4).unwrap().to_bytes(),
@@ -453,13 +467,19 @@ proptest! {
             prop_assert_eq!(f.num_hashes(), 8);
             prop_assert_eq!(f.num_bits(), payload_bits);
             let _ = (f.contains(&1u64), f.estimated_len(), f.expected_false_pos());
+            prop_assert_eq!(SplitBlockBloomFilter::from_bytes(&f.to_bytes()).unwrap(), f);
         }
         if let Ok(f) = StandardBloomFilter::from_bytes(&v) {
             prop_assert!((1..=64).contains(&f.num_hashes()));
             prop_assert_eq!(f.num_bits().div_ceil(64) * 64, payload_bits);
             let _ = (f.contains(&1u64), f.estimated_len(), f.expected_false_pos());
+            prop_assert_eq!(StandardBloomFilter::from_bytes(&f.to_bytes()).unwrap(), f);
         }
-        let _ = BlockedBloomFilter::read_from(v.as_slice());
+        // Reading from a stream decides as decoding the bytes does.
+        prop_assert_eq!(
+            BlockedBloomFilter::read_from(v.as_slice()).ok(),
+            BlockedBloomFilter::from_bytes(&v).ok()
+        );
     }
 }
 
@@ -467,7 +487,7 @@ proptest! {
 /// and every refusal leaves the filter as it was.
 #[test]
 fn union_bytes_equals_union_of_the_decoded_filter() {
-    let mut rng = SplitMix64(41);
+    let mut rng = SplitMix64::new(41);
     let mut a = SplitBlockBloomFilter::new(20_000, 0.01).unwrap();
     let mut b = SplitBlockBloomFilter::new(20_000, 0.01).unwrap();
     let mut x = BlockedBloomFilter::new(20_000, 0.01).unwrap();
@@ -527,7 +547,7 @@ fn union_bytes_equals_union_of_the_decoded_filter() {
 /// memory, write the same bytes as their atomic twins, streamed block by block.
 #[test]
 fn large_filters_sum_and_write_the_same_on_every_pool() {
-    let keys = SplitMix64(11).keys(300_000);
+    let keys = SplitMix64::new(11).keys(300_000);
     let bits = 1u64 << 27; // 16 MiB: the parallel threshold
     let mut b = BlockedBloomFilter::with_num_bits(bits).hashes(6).unwrap();
     let mut s = SplitBlockBloomFilter::with_num_bits(bits)
@@ -581,7 +601,7 @@ fn large_filters_sum_and_write_the_same_on_every_pool() {
 /// the original on every pool size.
 #[test]
 fn large_filters_read_back_the_same_on_every_pool() {
-    let keys = SplitMix64(12).keys(50_000);
+    let keys = SplitMix64::new(12).keys(50_000);
     let mut st = StandardBloomFilter::with_num_bits((1u64 << 27) + 77)
         .hashes(5)
         .unwrap();

@@ -33,19 +33,9 @@ const ALPHA: f64 = 1e-6;
 /// Queries are generated and probed in chunks of this many keys.
 const CHUNK: usize = 1 << 16;
 
-/// SplitMix64 (Steele, Lea, Flood 2014). Its outputs are a bijection of a counter, so the
-/// first `n` outputs (members) and the next `Q` (non-members) never collide.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+// SplitMix64 (Steele, Lea, Flood 2014). Its outputs are a bijection of a counter, so the
+// first `n` outputs (members) and the next `Q` (non-members) never collide.
+use bloomforge_testkit::rng::SplitMix64;
 
 /// What the tests need from a filter, over the three layouts and any hasher.
 trait UnderTest {
@@ -133,8 +123,8 @@ fn run<F: UnderTest>(f: &mut F, keys: Keys, n: u64, q: u64) -> u64 {
     let mut out = Vec::with_capacity(CHUNK);
     match keys {
         Keys::Random(seed) => {
-            let mut rng = SplitMix64(seed);
-            let members: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            let mut rng = SplitMix64::new(seed);
+            let members: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
             f.insert_all(&members);
             drop(members);
             let mut hits = 0;
@@ -143,7 +133,7 @@ fn run<F: UnderTest>(f: &mut F, keys: Keys, n: u64, q: u64) -> u64 {
             while left > 0 {
                 let len = left.min(CHUNK as u64);
                 chunk.clear();
-                chunk.extend((0..len).map(|_| rng.next()));
+                chunk.extend((0..len).map(|_| rng.next_u64()));
                 hits += f.count_hits(&chunk, &mut out);
                 left -= len;
             }

@@ -14,7 +14,7 @@ fn parquet_bytes(sbbf: &Sbbf) -> Vec<u8> {
 
 #[test]
 fn integer_keys_are_byte_identical() {
-    let mut rng = SplitMix64(99);
+    let mut rng = SplitMix64::new(99);
     for &(num_bytes, n) in &[
         (32usize, 10usize),
         (1024, 500),
@@ -85,7 +85,7 @@ fn parquet_hashed_filters_round_trip_through_the_format() {
     use bloomforge_core::format::{FilterKind, HashAlgorithm, Header};
     use bloomforge_core::{Error, ParquetHasher, SplitBlockBloomFilterView};
 
-    let mut rng = SplitMix64(7);
+    let mut rng = SplitMix64::new(7);
     let keys: Vec<i64> = (0..4000).map(|_| rng.next_u64() as i64).collect();
     let mut theirs = Sbbf::new_with_num_of_bytes(8192);
     let bitset = {

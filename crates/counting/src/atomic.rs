@@ -619,9 +619,7 @@ impl<T: Hash, S: BuildHasher> Extend<T> for AtomicCountingBloomFilter<S> {
 /// extend it.
 impl<T: Hash, S: BuildHasher> Extend<T> for &AtomicCountingBloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for key in iter {
-            self.insert(&key);
-        }
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 

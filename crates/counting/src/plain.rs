@@ -1119,14 +1119,7 @@ impl<T: Hash> FromIterator<T> for CountingBloomFilter {
         let keys: Vec<T> = iter.into_iter().collect();
         let mut filter = Self::with_false_pos(0.01)
             .expected_items(keys.len().max(1) as u64)
-            .unwrap_or_else(|_| {
-                // Only when the filter cannot be sized or allocated for that many keys
-                // (e.g. billions of zero-sized keys): the fallback keeps this panic-free,
-                // one line of 128 counters, 6 probes (no false negatives, a high FP).
-                Self::with_num_counters(128)
-                    .hashes(6)
-                    .unwrap_or_else(|_| unreachable!())
-            });
+            .unwrap_or_else(|e| panic!("FromIterator: no filter for {} keys: {e}", keys.len()));
         filter.insert_batch(&keys);
         filter
     }
@@ -1166,11 +1159,11 @@ impl<S: BuildHasher> PartialEq for CountingBloomFilter<S> {
 
 impl<S: BuildHasher> Eq for CountingBloomFilter<S> {}
 
+/// Inserts the keys through the batch path,
+/// [`EXTEND_CHUNK`](bloomforge_core::batch::EXTEND_CHUNK) at a time.
 impl<T: Hash, S: BuildHasher> Extend<T> for CountingBloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for key in iter {
-            self.insert(&key);
-        }
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 

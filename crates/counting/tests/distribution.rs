@@ -1,27 +1,14 @@
 //! Counter-value distribution against its Poisson / binomial law.
 
-mod common;
-
-use bloomforge_core::math::ln_gamma;
 use bloomforge_counting::{CountingBloomFilter, COUNTER_MAX};
-use common::bernstein_halfwidth;
+use bloomforge_testkit::stats::{bernstein_halfwidth, binomial_upper_tail};
 
 /// False-alarm probability of each check.
 const ALPHA: f64 = 1e-6;
 
 /// `P(X >= 4)` for `X ~ Binomial(n, q)`.
 fn binomial_at_least_4(n: u64, q: f64) -> f64 {
-    let nf = n as f64;
-    let below: f64 = (0..4)
-        .map(|x| {
-            let x = f64::from(x);
-            (ln_gamma(nf + 1.0) - ln_gamma(x + 1.0) - ln_gamma(nf - x + 1.0)
-                + x * q.ln()
-                + (nf - x) * (-q).ln_1p())
-            .exp()
-        })
-        .sum();
-    1.0 - below
+    binomial_upper_tail(4, n, q)
 }
 
 /// Blocked layout: a key picks its line with probability `1/L` and then hits a given

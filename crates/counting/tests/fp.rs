@@ -1,12 +1,10 @@
 //! False positives against theory, and exports that answer exactly like the counting filter.
 
-mod common;
-
 use bloomforge_core::math::{
     blocked_fp_exact_load, blocked_fp_instance_sd, std_fp, std_fp_instance_sd, ProbeModel,
 };
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, CountingError};
-use common::{binomial_tails, binomial_two_sided};
+use bloomforge_testkit::stats::binomial_test_two_sided;
 
 /// Two-sided false-alarm probability of each statistical check.
 const ALPHA: f64 = 1e-6;
@@ -14,15 +12,6 @@ const ALPHA: f64 = 1e-6;
 /// two-sided tail beyond 6 sd is 2e-9, far below ALPHA, leaving room for the
 /// delta-method approximation of the instance spread.
 const THEORY_SDS: f64 = 6.0;
-
-#[test]
-fn binomial_tails_are_sane() {
-    let (lo, hi) = binomial_tails(10, 0.5, 5);
-    // P(X <= 5) = P(X >= 5) = 638/1024.
-    assert!((lo - 638.0 / 1024.0).abs() < 1e-12 && (hi - lo).abs() < 1e-12);
-    let (lo, _) = binomial_tails(1_000_000, 0.01, 9_500);
-    assert!(lo > 1e-8 && lo < 1e-5, "{lo}");
-}
 
 /// A bijection on `u64` (multiplication by an odd constant).
 fn scramble(i: u64) -> u64 {
@@ -50,7 +39,7 @@ fn check_fp(mut f: CountingBloomFilter, n: u64, target: f64) {
     f.contains_batch(&probe, &mut out).unwrap();
     let fps = out.iter().filter(|&&b| b).count() as u64;
     let realised = f.expected_false_pos();
-    let pv = binomial_two_sided(queries, realised, fps);
+    let pv = binomial_test_two_sided(fps, queries, realised);
     assert!(
         pv > ALPHA,
         "{:?}: {fps} false positives in {queries} queries, realised FP {realised}, p-value {pv}",

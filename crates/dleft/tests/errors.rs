@@ -278,28 +278,35 @@ fn batch_length_mismatch_and_agreement() {
 
 #[test]
 fn filter_trait_custom_hasher_and_threads() {
-    fn use_filter<F: Filter<str, InsertError = DLeftError>>(f: &mut F) {
+    // `bits`: the filter's own `memory_bits`, which the trait must report.
+    fn use_filter<F: Filter<str, InsertError = DLeftError>>(f: &mut F, bits: u64) {
         assert_eq!(f.insert("a"), Ok(false));
         assert_eq!(f.insert("a"), Ok(true));
         assert!(f.contains("a"));
-        assert!(f.memory_bits() > 0);
+        assert_eq!(f.memory_bits(), bits);
         assert!(f.expected_false_pos() > 0.0);
     }
     let mut f = DLeftCountingBloomFilter::with_false_pos(0.01)
         .expected_items(100)
         .unwrap();
-    use_filter(&mut f);
+    let bits = DLeftCountingBloomFilter::memory_bits(&f);
+    assert!(bits >= 8 * 100, "{bits}");
+    use_filter(&mut f, bits);
     let mut g = DLeftCountingBloomFilter::builder()
         .hasher(KeyedHasher::with_key([1, 2, 3, 4]))
         .build()
         .unwrap();
-    use_filter(&mut g);
+    let bits = DLeftCountingBloomFilter::memory_bits(&g);
+    assert!(bits >= 8 * 100, "{bits}");
+    use_filter(&mut g, bits);
     let mut h = DLeftCountingBloomFilter::with_false_pos(0.01)
         .seed(3)
         .hasher(KeyedHasher::with_key([5, 6, 7, 8]))
         .expected_items(100)
         .unwrap();
-    use_filter(&mut h);
+    let bits = DLeftCountingBloomFilter::memory_bits(&h);
+    assert!(bits >= 8 * 100, "{bits}");
+    use_filter(&mut h, bits);
 
     fn assert_sync<T: Send + Sync>(_: &T) {}
     assert_sync(&f);

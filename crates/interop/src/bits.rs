@@ -365,19 +365,6 @@ impl Bits {
     }
 }
 
-/// `Extend` of both filters: the keys through `insert_batch`, 1024 at a time.
-pub(crate) fn extend_in_chunks<K>(iter: impl IntoIterator<Item = K>, mut insert: impl FnMut(&[K])) {
-    let mut chunk = Vec::with_capacity(1024);
-    for key in iter {
-        chunk.push(key);
-        if chunk.len() == chunk.capacity() {
-            insert(&chunk);
-            chunk.clear();
-        }
-    }
-    insert(&chunk);
-}
-
 impl Clone for Bits {
     fn clone(&self) -> Self {
         Self::from_words(self.words().collect(), self.k)

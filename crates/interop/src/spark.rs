@@ -414,6 +414,6 @@ impl fmt::Debug for SparkBloomFilter {
 impl<K: Key> Extend<K> for SparkBloomFilter {
     /// Adds the keys through the batch path, a chunk at a time.
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        crate::bits::extend_in_chunks(iter, |chunk| self.insert_batch(chunk));
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }

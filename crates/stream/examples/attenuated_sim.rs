@@ -14,7 +14,7 @@ fn main() {
     let depth = 3;
     for fp in [0.01, 0.001] {
         let net = Net::new(1000, 4, depth, 5, fp, 7);
-        let mut rng = Rng(99);
+        let mut rng = Rng::new(99);
         let mut rows = [(0u64, 0u64, 0u64, 0u64, 0.0f64); 5]; // queries, found, right, hops, risk
         for doc in 0..1000 * net.docs {
             let dist = bfs(&net.adj, net.holder(doc));

@@ -846,11 +846,11 @@ impl<S: BuildHasher> PartialEq for StableBloomFilter<S> {
     }
 }
 
+/// Inserts the keys through the batch path,
+/// [`EXTEND_CHUNK`](bloomforge_core::batch::EXTEND_CHUNK) at a time.
 impl<T: Hash, S: BuildHasher> Extend<T> for StableBloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for key in iter {
-            self.insert(&key);
-        }
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 

@@ -27,7 +27,7 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 fn routing_matches_bfs_within_the_false_positive_bound() {
     let depth = 3;
     let net = Net::new(1000, 4, depth, 5, 0.01, 7);
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     let (mut n, mut wrong, mut risk) = (0u64, 0u64, 0.0);
     let mut by_t = [(0u64, 0u64, 0u64); 5]; // (queries, found, hops when found)
     for doc in 0..1000 * net.docs {

@@ -23,4 +23,12 @@
 //! assert!(lo < 0.01 && 0.01 < hi);
 //! ```
 
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
+pub mod cpu;
+pub mod rng;
 pub mod stats;

@@ -1,6 +1,7 @@
-//! Deterministic pseudo-random generators for workloads: SplitMix64 (also a bijective
-//! counter-to-key map, so generated keys are distinct by construction) and
-//! xoshiro256** for streams.
+//! Deterministic pseudo-random generators for tests and the harness's workloads:
+//! SplitMix64 (also a bijective counter-to-key map, so generated keys are distinct by
+//! construction) and xoshiro256** for streams. Fixed seeds make every statistical test
+//! reproducible.
 
 /// The SplitMix64 golden-ratio increment.
 pub const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -40,6 +41,17 @@ impl SplitMix64 {
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN);
         splitmix64_mix(self.state)
+    }
+
+    /// The next `n` outputs.
+    pub fn keys(&mut self, n: usize) -> Vec<u64> {
+        (0..n).map(|_| self.next_u64()).collect()
+    }
+
+    /// A uniform value in `0..n` (Lemire's multiply-shift; `n > 0`).
+    #[inline(always)]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 }
 

@@ -518,6 +518,16 @@ pub fn binomial_test_greater(x: u64, n: u64, p: f64) -> f64 {
     binomial_upper_tail(x, n, p)
 }
 
+/// Half-width `t` with `2 exp(-t^2 / (2 (v + r t / 3))) = alpha`: Bernstein's inequality
+/// for a sum of independent or negatively associated terms, each within `r` of its mean,
+/// of total variance at most `v`. `|sum - mean| >= t` has probability at most `alpha`.
+pub fn bernstein_halfwidth(v: f64, r: f64, alpha: f64) -> f64 {
+    let l = 2.0 * (2.0 / alpha).ln();
+    // t^2 = l (v + r t / 3)  =>  t = (l r / 3 + sqrt((l r / 3)^2 + 4 l v)) / 2
+    let b = l * r / 3.0;
+    0.5 * (b + (b * b + 4.0 * l * v).sqrt())
+}
+
 /// Exact probability that the measured rate `X / q` lies within `rel * p` of `p`,
 /// `X ~ Binomial(q, p)` (Python reference: `coverage_exact`).
 pub fn coverage_exact(q: u64, p: f64, rel: f64) -> f64 {

@@ -8,20 +8,7 @@ use bloomforge_stream::AttenuatedBloomFilter;
 use std::collections::VecDeque;
 
 /// SplitMix64: a seeded generator for the graph and the queries.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
+pub use bloomforge_testkit::rng::SplitMix64 as Rng;
 
 /// A random simple `d`-regular graph on `n` nodes (configuration model: pair shuffled
 /// stubs, start again on a self-loop or a double edge).
@@ -75,7 +62,7 @@ impl Net {
     /// keys at `fp`), then runs `depth` rounds in which every node merges from each
     /// neighbour's state of the round before.
     pub fn new(n: usize, degree: usize, depth: usize, docs: u64, fp: f64, seed: u64) -> Net {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let adj = regular_graph(n, degree, &mut rng);
         let items = docs * (degree as u64 - 1).pow(depth as u32 - 1);
         let mut nodes: Vec<AttenuatedBloomFilter> = (0..n)

@@ -1,0 +1,65 @@
+//! Which SIMD backends the machine running the tests must run, from the CPU's own feature
+//! flags: `/proc/cpuinfo` on Linux, read independently of std's detection, so a backend
+//! that silently dropped out of a crate's detected set (a detection bug, a lost `cfg`)
+//! fails a backends test instead of going untested.
+
+/// Whether the CPU has the feature `flag` (`/proc/cpuinfo`'s spelling: `avx2`,
+/// `avx512f`, `avx512bw`, `avx512vbmi`, ...): from `/proc/cpuinfo` on Linux, else std's
+/// detection (x86-64 only; `false` for a flag it does not know).
+pub fn cpu_has(flag: &str) -> bool {
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
+        if let Some(line) = info.lines().find(|l| l.starts_with("flags")) {
+            return line.split_whitespace().any(|f| f == flag);
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        match flag {
+            "avx2" => return std::is_x86_feature_detected!("avx2"),
+            "avx512f" => return std::is_x86_feature_detected!("avx512f"),
+            "avx512bw" => return std::is_x86_feature_detected!("avx512bw"),
+            "avx512vl" => return std::is_x86_feature_detected!("avx512vl"),
+            "avx512vbmi" => return std::is_x86_feature_detected!("avx512vbmi"),
+            "avx512_bitalg" => return std::is_x86_feature_detected!("avx512bitalg"),
+            "avx512_vpopcntdq" => return std::is_x86_feature_detected!("avx512vpopcntdq"),
+            "bmi2" => return std::is_x86_feature_detected!("bmi2"),
+            "popcnt" => return std::is_x86_feature_detected!("popcnt"),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether the machine running the tests must run a backend that needs every flag of
+/// `flags`: always for none; otherwise only on x86-64, outside Miri, with every flag.
+pub fn cpu_runs(flags: &[&str]) -> bool {
+    flags.is_empty()
+        || (cfg!(target_arch = "x86_64") && !cfg!(miri) && flags.iter().all(|f| cpu_has(f)))
+}
+
+/// Writes `line` to the test run's stderr, visible even when the test passes: the test
+/// harness captures `println!` and `eprintln!`, not writes to the stderr handle. For the
+/// one line a backends test prints per backend it could not run.
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_flags_always_run_and_unknown_flags_never() {
+        assert!(cpu_runs(&[]));
+        assert!(!cpu_has("no-such-flag"));
+        assert!(!cpu_runs(&["no-such-flag"]));
+    }
+
+    /// Every x86-64 CPU this workspace runs on has SSE2 (the x86-64 baseline).
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_x86_64_baseline_is_seen() {
+        assert!(cpu_has("sse2"));
+    }
+}
