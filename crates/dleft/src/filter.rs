@@ -414,6 +414,18 @@ impl<S> DLeftCountingBloomFilter<S> {
         self.backend
     }
 
+    /// The kernel this filter's operations run on this CPU: [`Backend::Avx512`] or
+    /// [`Backend::Avx2`] where [`set_backend`](Self::set_backend)'s choice, the CPU and
+    /// the table's shape select that kernel, else [`Backend::Scalar`] (the portable
+    /// kernel, which `Wide` also runs).
+    pub fn kernel(&self) -> Backend {
+        match self.route {
+            route::AVX512_GENERAL_SMALL_4 => Backend::Avx512,
+            r if r <= route::AVX2_GENERAL_ANY => Backend::Avx2,
+            _ => Backend::Scalar,
+        }
+    }
+
     /// Chooses the bucket-matching backend (all give identical results). `Avx512`
     /// selects the AVX-512 kernel (four buckets matched in two 512-bit registers, located
     /// in one 256-bit register) for tables with the general map, `d = 4`, buckets of at most 16

@@ -560,7 +560,11 @@ mod tests {
                 // The kernels run only where the CPU has them (the approximators check
                 // before they hold `Avx512`); elsewhere the scalar backend's declining
                 // path is what runs.
-                let backend = if ran { Backend::Avx512 } else { Backend::Scalar };
+                let backend = if ran {
+                    Backend::Avx512
+                } else {
+                    Backend::Scalar
+                };
                 for round in 0..4000 {
                     let pick = |r: u64| -> $t {
                         match r % 4 {
@@ -581,8 +585,7 @@ mod tests {
                         }
                     });
                     let mut got = line;
-                    let did =
-                        <$t as LineCell>::join_line(backend, op, &mut got, mask, value);
+                    let did = <$t as LineCell>::join_line(backend, op, &mut got, mask, value);
                     assert_eq!(did, ran);
                     assert_eq!(got, if ran { want } else { line }, "{op:?} mask {mask:#x}");
                     let mut scalar = line;

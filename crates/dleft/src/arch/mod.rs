@@ -420,6 +420,9 @@ mod tests {
     #[test]
     fn avx2_four_matches_naive() {
         if !Backend::Avx2.is_available() {
+            bloomforge_testkit::cpu::report(
+                "dleft: avx2_four_matches_naive not run here (no AVX2)",
+            );
             return;
         }
         /// `scan4` and `any_match` of the AVX2 kernel, any-shape and shaped, on four packed
@@ -483,6 +486,9 @@ mod tests {
     #[test]
     fn avx512_four_matches_naive() {
         if !avx512_kernel_available() {
+            bloomforge_testkit::cpu::report(
+                "dleft: avx512_four_matches_naive not run here (no AVX-512 F/VL/DQ/BW/VBMI/BITALG)",
+            );
             return;
         }
         /// `scan4` and `any_match` of the AVX-512 kernel, any-shape and (for `SHAPE_SMALL`)
@@ -531,6 +537,9 @@ mod tests {
     #[test]
     fn avx512_pick_matches_scalar() {
         if !avx512_kernel_available() {
+            bloomforge_testkit::cpu::report(
+                "dleft: avx512_pick_matches_scalar not run here (no AVX-512 F/VL/DQ/BW/VBMI/BITALG)",
+            );
             return;
         }
         #[target_feature(
@@ -584,6 +593,9 @@ mod tests {
     #[test]
     fn avx512_locate_matches_scalar() {
         if !avx512_kernel_available() {
+            bloomforge_testkit::cpu::report(
+                "dleft: avx512_locate_matches_scalar not run here (no AVX-512 F/VL/DQ/BW/VBMI/BITALG)",
+            );
             return;
         }
         #[target_feature(
@@ -648,6 +660,7 @@ mod tests {
     #[test]
     fn avx2_matches_naive() {
         if !Backend::Avx2.is_available() {
+            bloomforge_testkit::cpu::report("dleft: avx2_matches_naive not run here (no AVX2)");
             return;
         }
         /// `scan` and `matches` of the AVX2 kernel, any-shape and shaped, on one packed bucket.
