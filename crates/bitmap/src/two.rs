@@ -378,6 +378,7 @@ impl TwoBitmap {
             partial(start / 32, start % 32, 32, out);
         }
         kernels::append_fields(
+            self.backend,
             &self.words[first_full as usize..end_full as usize],
             high,
             offset.wrapping_add((first_full * 32) as u32),
