@@ -302,10 +302,10 @@ impl<K: BenchKey> Subject<K> for CountMinRow {
         self.0.cells() as u64 * 8
     }
     fn num_hashes(&self) -> Option<u32> {
-        Some(self.0.hashes() as u32)
+        Some(self.0.num_hashes())
     }
     fn predict(&self, n: u64) -> Prediction {
-        let (m, k) = (self.0.cells() as u64, self.0.hashes() as u32);
+        let (m, k) = (self.0.cells() as u64, self.0.num_hashes());
         match self.0.layout() {
             CellLayout::Subtables => {
                 let s = (m / u64::from(k)) as f64;

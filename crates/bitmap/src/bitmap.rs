@@ -121,8 +121,8 @@ impl Bitmap {
     }
 
     /// Bytes of the bit array.
-    pub fn memory_bytes(&self) -> usize {
-        self.words.len() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
     }
 
     /// The words (value `x` is bit `x % 64` of word `x / 64`).
@@ -367,7 +367,7 @@ impl Bitmap {
 
     /// Serializes (kind [`FilterKind::Bitmap`], number of bits = the universe).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.memory_bytes());
+        let mut out = Vec::with_capacity(64 + self.words.len() * 8);
         self.write_to(&mut out)
             .expect("writing to a Vec cannot fail and the set cannot change meanwhile");
         out
@@ -576,7 +576,7 @@ impl<'a> BitmapView<'a> {
 /// A [`Bitmap`] with `&self` inserts and removes from many threads (`fetch_or` /
 /// `fetch_and` on the word, so no insert is ever lost). Queries ([`contains`],
 /// [`contains_batch`], [`len`], [`iter`]) run alongside; convert with
-/// [`into_bitmap`](Self::into_bitmap) (no copy) or [`to_bitmap`](Self::to_bitmap) (a
+/// [`into_inner`](Self::into_inner) (no copy) or [`to_bitmap`](Self::to_bitmap) (a
 /// snapshot) for set algebra and serialization, and back with `From<Bitmap>` (no copy).
 ///
 /// [`contains`]: Self::contains
@@ -628,8 +628,8 @@ impl AtomicBitmap {
     }
 
     /// Bytes of the bit array.
-    pub fn memory_bytes(&self) -> usize {
-        self.words.len() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
     }
 
     fn word(&self, x: u32) -> Result<&AtomicU64> {
@@ -768,7 +768,7 @@ impl AtomicBitmap {
     }
 
     /// The plain bitmap (no copy).
-    pub fn into_bitmap(self) -> Bitmap {
+    pub fn into_inner(self) -> Bitmap {
         Bitmap {
             words: mem::atomic_into_plain(self.words),
             universe: self.universe,
@@ -818,10 +818,10 @@ impl From<Bitmap> for AtomicBitmap {
     }
 }
 
-/// No copy, as [`AtomicBitmap::into_bitmap`].
+/// No copy, as [`AtomicBitmap::into_inner`].
 impl From<AtomicBitmap> for Bitmap {
     fn from(a: AtomicBitmap) -> Self {
-        a.into_bitmap()
+        a.into_inner()
     }
 }
 

@@ -323,8 +323,8 @@ impl RangeBuckets {
     }
 
     /// Bytes held.
-    pub fn memory_bytes(&self) -> usize {
-        self.part.data.capacity() * 4 + self.part.bounds.len() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        (self.part.data.capacity() * 4 + self.part.bounds.len() * 8) as u64
     }
 }
 

@@ -150,8 +150,8 @@ impl TwoBitmap {
     }
 
     /// Bytes of the table.
-    pub fn memory_bytes(&self) -> usize {
-        self.words.len() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
     }
 
     /// The words (value `x` is the field at bits `2 * (x % 32)` of word `x / 32`).
@@ -407,7 +407,7 @@ impl TwoBitmap {
     /// Serializes (kind [`FilterKind::TwoBitmap`], number of bits = 2 x universe, items =
     /// distinct values).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.memory_bytes());
+        let mut out = Vec::with_capacity(64 + self.words.len() * 8);
         self.write_to(&mut out)
             .expect("writing to a Vec cannot fail and the set cannot change meanwhile");
         out
@@ -663,7 +663,7 @@ impl AtomicTwoBitmap {
     }
 
     /// The plain 2-bitmap (no copy).
-    pub fn into_two_bitmap(self) -> TwoBitmap {
+    pub fn into_inner(self) -> TwoBitmap {
         TwoBitmap {
             words: mem::atomic_into_plain(self.words),
             universe: self.universe,
@@ -672,10 +672,10 @@ impl AtomicTwoBitmap {
     }
 }
 
-/// No copy, as [`AtomicTwoBitmap::into_two_bitmap`].
+/// No copy, as [`AtomicTwoBitmap::into_inner`].
 impl From<AtomicTwoBitmap> for TwoBitmap {
     fn from(a: AtomicTwoBitmap) -> Self {
-        a.into_two_bitmap()
+        a.into_inner()
     }
 }
 

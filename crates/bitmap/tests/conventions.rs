@@ -22,7 +22,7 @@ fn two_bitmap_len_counts_distinct_values() {
         a.insert(x).unwrap();
     }
     assert_eq!((a.len(), a.is_empty()), (4, false));
-    let back = a.into_two_bitmap();
+    let back = a.into_inner();
     assert!(back == t);
     t.clear();
     assert_eq!((t.len(), t.is_empty()), (0, true));
@@ -37,10 +37,10 @@ fn atomic_bitmaps_collect_and_extend() {
     let a: AtomicBitmap = values.iter().copied().collect();
     let plain: Bitmap = values.iter().copied().collect();
     assert_eq!(a.universe(), plain.universe());
-    assert!(a.into_bitmap() == plain);
+    assert!(a.into_inner() == plain);
     let t: AtomicTwoBitmap = values.iter().copied().collect();
     let plain: TwoBitmap = values.iter().copied().collect();
-    assert!(t.into_two_bitmap() == plain);
+    assert!(t.into_inner() == plain);
 
     let mut a = AtomicBitmap::new(5000).unwrap();
     let mut t = AtomicTwoBitmap::new(5000).unwrap();

@@ -570,7 +570,7 @@ proptest! {
         for x in probes(model.iter()) {
             prop_assert_eq!(a.contains(x), model.contains(&x), "value {}", x);
         }
-        check_full_bitmap(&a.into_bitmap(), &model);
+        check_full_bitmap(&a.into_inner(), &model);
     }
 
     #[test]
@@ -601,7 +601,7 @@ proptest! {
             let want = state(counts.get(&x).copied().unwrap_or(0));
             prop_assert_eq!(a.seen(x), want, "value {}", x);
         }
-        check_full_two(&a.into_two_bitmap(), &counts);
+        check_full_two(&a.into_inner(), &counts);
     }
 }
 
@@ -646,6 +646,6 @@ fn full_universe_parallel_loads_match_the_models() {
         })
     });
     assert_eq!(a.len(), counts.len() as u64);
-    check_full_bitmap(&a.into_bitmap(), &counts.keys().copied().collect());
-    check_full_two(&a2.into_two_bitmap(), &counts);
+    check_full_bitmap(&a.into_inner(), &counts.keys().copied().collect());
+    check_full_two(&a2.into_inner(), &counts);
 }

@@ -118,13 +118,13 @@ fn atomic_forms_lose_nothing_and_never_say_once_for_twice() {
             assert!(one.contains(x));
         }
         assert_eq!(one.len(), c.len() as u64);
-        let plain = two.into_two_bitmap();
+        let plain = two.into_inner();
         assert_eq!(plain.count_distinct(), c.len() as u64);
         assert_eq!(
             plain.count_many(),
             c.values().filter(|&&n| n > 1).count() as u64
         );
-        let b = one.into_bitmap();
+        let b = one.into_inner();
         assert!(b.iter().eq(c.keys().copied()));
     }
 }
@@ -137,7 +137,7 @@ fn atomic_batches_and_conversions() {
     assert!(a.insert(1000).is_err());
     assert!(a.remove(2) && !a.remove(2) && !a.remove(5000));
     assert_eq!(a.len(), 2);
-    let b = a.into_bitmap();
+    let b = a.into_inner();
     let a: AtomicBitmap = b.clone().into();
     assert!(a.contains(999) && !a.contains(2) && !a.is_empty());
     let t = AtomicTwoBitmap::new(100).unwrap();
@@ -147,7 +147,7 @@ fn atomic_batches_and_conversions() {
         (t.seen(7), t.seen(8), t.seen(9)),
         (Seen::Many, Seen::Once, Seen::Never)
     );
-    let plain = t.into_two_bitmap();
+    let plain = t.into_inner();
     let back: AtomicTwoBitmap = plain.into();
     assert_eq!(back.seen(7), Seen::Many);
 }
@@ -168,7 +168,7 @@ fn atomic_bitmap_queries_clear_and_conversions() {
         }
     });
     assert_eq!(a.len(), model.len() as u64);
-    assert_eq!(a.memory_bytes(), (universe / 8) as usize);
+    assert_eq!(a.memory_bytes(), universe / 8);
     assert!(a.iter().eq(model.iter().copied()));
     assert!((&a).into_iter().eq(model.iter().copied()));
     // Queries inside and outside the universe.

@@ -990,4 +990,19 @@ mod tests {
             }
         }
     }
+
+    /// Names on stderr each kernel `kernels_match_oracle` cannot check on this CPU (so a
+    /// skip is never silent; `tests/backends.rs` fails when the CPU's flags allow a
+    /// backend the filter refuses).
+    #[test]
+    fn kernel_oracle_names_what_it_skips() {
+        for backend in [Backend::Avx2, Backend::Avx512] {
+            if !backend_available(backend) {
+                bloomforge_testkit::cpu::report(&format!(
+                    "counting: kernels_match_oracle skips {} here (the CPU lacks it)",
+                    backend.name()
+                ));
+            }
+        }
+    }
 }

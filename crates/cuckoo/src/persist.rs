@@ -275,14 +275,14 @@ impl<'a, F: Fingerprint, S: PersistentHasher> CuckooFilterView<'a, F, S> {
     /// let mut f = CuckooFilter::new(1000, 0.01)?;
     /// f.insert(&"a")?;
     /// let bytes = f.to_bytes();
-    /// let view: CuckooFilterView = CuckooFilterView::new(&bytes)?;
+    /// let view: CuckooFilterView = CuckooFilterView::from_bytes(&bytes)?;
     /// assert!(view.contains(&"a") && view.len() == 1);
     /// # Ok::<(), bloomforge_cuckoo::CuckooError>(())
     /// ```
     ///
     /// # Errors
     /// As [`CuckooFilter::from_bytes_with_hasher`].
-    pub fn new(bytes: &'a [u8]) -> Result<Self> {
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
         Self::open(bytes, None)
     }
 

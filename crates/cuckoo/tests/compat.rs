@@ -78,7 +78,7 @@ fn cuckoo_filters_written_before_still_load() {
         "cuckoo",
         &bytes,
         &f,
-        &CuckooFilterView::new(&bytes).unwrap(),
+        &CuckooFilterView::from_bytes(&bytes).unwrap(),
     );
     assert_eq!(
         CuckooFilter::<Fp12>::read_from(&bytes[..])
@@ -92,7 +92,7 @@ fn cuckoo_filters_written_before_still_load() {
         "cuckoo-fp8",
         &bytes,
         &f,
-        &CuckooFilterView::new(&bytes).unwrap(),
+        &CuckooFilterView::from_bytes(&bytes).unwrap(),
     );
     // Another fingerprint width does not read them.
     assert!(CuckooFilter::<Fp12>::from_bytes(&bytes).is_err());

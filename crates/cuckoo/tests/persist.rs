@@ -48,7 +48,7 @@ fn round_trips() {
     // The view at an odd offset (unaligned loads).
     let mut shifted = vec![0u8; 1];
     shifted.extend_from_slice(&bytes);
-    let view: CuckooFilterView = CuckooFilterView::new(&shifted[1..]).unwrap();
+    let view: CuckooFilterView = CuckooFilterView::from_bytes(&shifted[1..]).unwrap();
     assert_eq!(view.len(), f.len());
     assert!(probe.iter().all(|k| view.contains(k) == f.contains(k)));
 
@@ -103,7 +103,7 @@ fn truncated_and_flipped_bytes_are_refused() {
     let bytes = f.to_bytes();
     for cut in 0..bytes.len() {
         assert!(CuckooFilter::<bloomforge_cuckoo::Fp12>::from_bytes(&bytes[..cut]).is_err());
-        assert!(CuckooFilterView::<bloomforge_cuckoo::Fp12>::new(&bytes[..cut]).is_err());
+        assert!(CuckooFilterView::<bloomforge_cuckoo::Fp12>::from_bytes(&bytes[..cut]).is_err());
     }
     for at in (0..bytes.len()).step_by(7) {
         let mut b = bytes.clone();

@@ -296,8 +296,8 @@ impl GuavaBloomFilter {
     }
 
     /// The bytes of the words in memory.
-    pub fn size_in_bytes(&self) -> usize {
-        self.bits.num_words() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        (self.bits.num_words() * 8) as u64
     }
 
     /// Word `i` of the bit array (bit `j` of the filter is bit `j % 64` of word `j / 64`).
@@ -310,7 +310,7 @@ impl GuavaBloomFilter {
 
     /// Guava's `writeTo` form.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(6 + self.size_in_bytes());
+        let mut out = Vec::with_capacity(6 + self.memory_bytes() as usize);
         out.push(self.strategy.ordinal());
         out.push(self.num_hashes() as u8);
         self.bits.write_be(&mut out);

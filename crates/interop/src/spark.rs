@@ -311,8 +311,8 @@ impl SparkBloomFilter {
     }
 
     /// The bytes of the words in memory.
-    pub fn size_in_bytes(&self) -> usize {
-        self.bits.num_words() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        (self.bits.num_words() * 8) as u64
     }
 
     /// Word `i` of the bit array (bit `j` of the filter is bit `j % 64` of word `j / 64`).
@@ -325,7 +325,7 @@ impl SparkBloomFilter {
 
     /// Spark's `writeTo` form.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + self.size_in_bytes());
+        let mut out = Vec::with_capacity(16 + self.memory_bytes() as usize);
         out.extend_from_slice(&self.version.number().to_be_bytes());
         out.extend_from_slice(&(self.num_hashes() as i32).to_be_bytes());
         if self.version == SparkVersion::V2 {

@@ -458,7 +458,7 @@ impl Bitmap {
 
     /// Bytes the bits occupy.
     #[getter]
-    fn size_in_bytes(&self) -> usize {
+    fn size_in_bytes(&self) -> u64 {
         self.inner.memory_bytes()
     }
 
@@ -747,7 +747,7 @@ impl TwoBitmap {
 
     /// Bytes the table occupies.
     #[getter]
-    fn size_in_bytes(&self) -> usize {
+    fn size_in_bytes(&self) -> u64 {
         self.inner.memory_bytes()
     }
 

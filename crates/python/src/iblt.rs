@@ -113,7 +113,7 @@ impl Iblt {
 
     /// Bytes the table occupies.
     #[getter]
-    fn size_in_bytes(&self) -> usize {
+    fn size_in_bytes(&self) -> u64 {
         self.inner.memory_bytes()
     }
 

@@ -273,8 +273,8 @@ macro_rules! foreign_methods {
 
             /// Bytes the bit array occupies.
             #[getter]
-            fn size_in_bytes(&self) -> usize {
-                self.inner.size_in_bytes()
+            fn size_in_bytes(&self) -> u64 {
+                self.inner.memory_bytes()
             }
 
             /// Fraction of the bits that are set.

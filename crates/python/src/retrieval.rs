@@ -351,7 +351,7 @@ macro_rules! membership_class {
 
             /// Bytes the table occupies.
             #[getter]
-            fn size_in_bytes(&self) -> usize {
+            fn size_in_bytes(&self) -> u64 {
                 each!(&self.inner, f => f.memory_bytes())
             }
 
@@ -659,7 +659,7 @@ impl BloomierFilter {
 
     /// Bytes the table occupies.
     #[getter]
-    fn size_in_bytes(&self) -> usize {
+    fn size_in_bytes(&self) -> u64 {
         self.inner.memory_bytes()
     }
 

@@ -327,7 +327,7 @@ fn approximator_vs_counting() {
                 .build()
                 .unwrap(),
         };
-        let (m, k) = (make().cells(), make().hashes());
+        let (m, k) = (make().cells(), make().num_hashes() as usize);
         // Both tables built and every page written before the clock starts: the timed
         // part is the inserts (ours is allocated zeroed and faults its pages in on first
         // touch, the counting filter's constructor writes them).

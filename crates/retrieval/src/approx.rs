@@ -617,8 +617,8 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> usize {
-        self.k
+    pub fn num_hashes(&self) -> u32 {
+        self.k as u32
     }
 
     /// The cells of a key hash, one per subtable: double hashing (Kirsch & Mitzenmacher),

@@ -772,8 +772,8 @@ impl<S: BuildHasher> BloomierFilter<S> {
     }
 
     /// Bytes the table occupies.
-    pub fn memory_bytes(&self) -> usize {
-        self.cells.words.len() * 8
+    pub fn memory_bytes(&self) -> u64 {
+        self.cells.words.len() as u64 * 8
     }
 
     /// Probability that a key outside the set gets `Some(_)`: 2^-fingerprint_bits.

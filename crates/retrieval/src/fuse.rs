@@ -452,8 +452,8 @@ macro_rules! membership_filter {
             }
 
             /// Bytes the table occupies.
-            pub fn memory_bytes(&self) -> usize {
-                self.inner.cells.len() * (F::BITS as usize / 8)
+            pub fn memory_bytes(&self) -> u64 {
+                (self.inner.cells.len() * (F::BITS as usize / 8)) as u64
             }
 
             /// The false-positive probability for a key outside the set: 2^-bits.

@@ -208,8 +208,8 @@ impl<S: BuildHasher> Iblt<S> {
     }
 
     /// Bytes the table occupies.
-    pub fn memory_bytes(&self) -> usize {
-        self.cells.len() * CELL_BYTES
+    pub fn memory_bytes(&self) -> u64 {
+        (self.cells.len() * CELL_BYTES) as u64
     }
 
     /// Adds `key`.

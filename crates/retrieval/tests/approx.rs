@@ -153,9 +153,9 @@ fn new_builder_and_collect() {
         .seed(0)
         .build()
         .unwrap();
-    assert_eq!((a.cells(), a.hashes()), (b.cells(), b.hashes()));
+    assert_eq!((a.cells(), a.num_hashes()), (b.cells(), b.num_hashes()));
     // core's std_size for 20 000 keys at 1 %: about 9.6 cells a key, k = 7.
-    assert_eq!(a.hashes(), 7);
+    assert_eq!(a.num_hashes(), 7);
     assert!((9.5..9.8).contains(&(a.cells() as f64 / n as f64)));
     for i in 0..n {
         a.insert(&i, 1);
@@ -245,7 +245,7 @@ fn blocked_sizing_meets_the_target() {
         a.cells() as u64,
         n - 1,
         64,
-        a.hashes() as u32,
+        a.num_hashes(),
         ProbeModel::Replace,
     );
     assert!((0.008..=0.0101).contains(&theory), "{theory}");

@@ -275,8 +275,8 @@ fn approximator_takes_a_hasher() {
         .unwrap();
     let mut plain = CountMin::<u32>::new(1000, 0.01).unwrap();
     assert_eq!(
-        (keyed.cells(), keyed.hashes()),
-        (plain.cells(), plain.hashes())
+        (keyed.cells(), keyed.num_hashes()),
+        (plain.cells(), plain.num_hashes())
     );
     for (i, k) in keys(1000).iter().enumerate() {
         keyed.insert(k, i as u32 % 7 + 1);
