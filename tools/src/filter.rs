@@ -300,31 +300,43 @@ impl AnyFilter {
 
     /// Reads a filter file of any kind; a corrupt or truncated file is an error naming it.
     pub(crate) fn read(path: &Path) -> CliResult<Self> {
-        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
         let name = path.display();
-        let header = Header::parse(&bytes).map_err(|e| CliError::at(&name, e))?;
         let wrap = |e: bloomforge_core::Error| CliError::at(&name, e);
+        // The block filters (the usual large ones) are read straight into their blocks:
+        // one read, the filter's own size in memory. The other kinds decode the file's
+        // bytes (twice their size while both are held).
+        let mut head = Vec::with_capacity(bloomforge_core::format::HEADER_LEN);
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(bloomforge_core::format::HEADER_LEN as u64)
+                    .read_to_end(&mut head)
+            })
+            .map_err(|e| CliError::io(path, e))?;
+        let header = Header::parse(&head).map_err(wrap)?;
+        let read = || std::fs::read(path).map_err(|e| CliError::io(path, e));
         Ok(match header.kind {
             FilterKind::Blocked512 => {
-                AnyFilter::Blocked(BlockedBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+                AnyFilter::Blocked(BlockedBloomFilter::read_from_file(path).map_err(wrap)?)
             }
             FilterKind::SplitBlock256 => {
-                AnyFilter::Split(SplitBlockBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+                AnyFilter::Split(SplitBlockBloomFilter::read_from_file(path).map_err(wrap)?)
             }
             FilterKind::Standard => {
-                AnyFilter::Standard(StandardBloomFilter::from_bytes(&bytes).map_err(wrap)?)
+                AnyFilter::Standard(StandardBloomFilter::from_bytes(&read()?).map_err(wrap)?)
             }
             FilterKind::CountingBlocked | FilterKind::CountingStandard => AnyFilter::Counting(
-                CountingBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+                CountingBloomFilter::from_bytes(&read()?).map_err(|e| CliError::at(&name, e))?,
             ),
             FilterKind::DLeft => AnyFilter::DLeft(Box::new(
-                DLeftCountingBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+                DLeftCountingBloomFilter::from_bytes(&read()?)
+                    .map_err(|e| CliError::at(&name, e))?,
             )),
             FilterKind::Scalable => AnyFilter::Scalable(
-                ScalableBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+                ScalableBloomFilter::from_bytes(&read()?).map_err(|e| CliError::at(&name, e))?,
             ),
             FilterKind::Stable => AnyFilter::Stable(
-                StableBloomFilter::from_bytes(&bytes).map_err(|e| CliError::at(&name, e))?,
+                StableBloomFilter::from_bytes(&read()?).map_err(|e| CliError::at(&name, e))?,
             ),
             other => {
                 return Err(CliError::at(

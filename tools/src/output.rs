@@ -227,9 +227,17 @@ fn write_via_temporary(
     let name = target
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // A new file gets the mode `File::create` gives (0666 less the umask, applied by the
+    // kernel at creation), not tempfile's private 0600; a replaced one keeps its own below.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .map_err(|e| CliError::io(shown, e))?;
     let tmp_path: PathBuf = tmp.path().to_owned();

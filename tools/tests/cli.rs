@@ -664,6 +664,12 @@ fn options_help_and_in_place_files() {
             "build", "--layout", "counting", "--keys", &keys, "--out", &f,
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
+        // A new output gets the mode a plain `File::create` gets (0666 less the umask).
+        let reference = tmp("op-mode-reference");
+        std::fs::File::create(&reference).unwrap();
+        let mode_of =
+            |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode_of(std::path::Path::new(&f)), mode_of(&reference));
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         let link = tmp("op-link.bloom");
         let _ = std::fs::remove_file(&link);

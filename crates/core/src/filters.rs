@@ -429,6 +429,56 @@ macro_rules! block_filters {
             pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
                 Self::from_bytes(&crate::format::read_all(reader)?)
             }
+
+            /// Reads the filter file at `path` in one pass: the header, checked against the
+            /// file's length before anything is allocated, then the payload straight into
+            /// the filter's blocks (on little-endian targets), checksummed as it arrives. A
+            /// filter read this way takes its own size in memory, where `from_bytes` of the
+            /// file's bytes holds twice it until the bytes are dropped.
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes) (bytes after the filter included), or
+            /// [`Error::Io`].
+            pub fn read_from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+                let mut file = std::fs::File::open(path).map_err(Error::from)?;
+                let len = file.metadata().map_err(Error::from)?.len();
+                let (header, hasher, mut check) = crate::format::open_stream::<DefaultHasher>(
+                    &mut file,
+                    <$L>::FORMAT_KIND,
+                    None,
+                )?;
+                if header.payload_len.checked_add(crate::format::HEADER_LEN as u64) != Some(len) {
+                    return Err(Error::Corrupt { reason: "payload length does not match the input length" });
+                }
+                let bits = u64::from(<$L>::BLOCK_BITS);
+                if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {
+                    return Err(Error::Corrupt { reason: "bit count is not a positive number of blocks" });
+                }
+                if header.num_bits / 8 != header.payload_len {
+                    return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
+                }
+                crate::raw::check_hashes::<$L>(header.num_hashes)?;
+                let size = <$L>::BLOCK_BYTES;
+                let mut blocks =
+                    crate::raw::alloc_blocks::<$Block>(header.payload_len / size as u64, <$L>::MAX_BLOCKS)?;
+                match crate::layout::le_bytes_mut(&mut blocks) {
+                    Some(bytes) => {
+                        for piece in bytes.chunks_mut(1 << 20) {
+                            check.read(&mut file, piece)?;
+                        }
+                    }
+                    None => {
+                        let mut buf = vec![0u8; size];
+                        for block in blocks.iter_mut() {
+                            check.read(&mut file, &mut buf)?;
+                            *block = <$L>::read_block_le(&buf);
+                        }
+                    }
+                }
+                check.finish()?;
+                let raw = RawBlocks { blocks, k: header.num_hashes, backend: Backend::detect() };
+                Ok(Self { raw, hasher })
+            }
         }
 
         impl<S: PersistentHasher> $Plain<S> {

@@ -326,6 +326,90 @@ pub(crate) fn open<S: PersistentHasher>(
     Ok((header, payload, hasher))
 }
 
+/// [`open`] for a stream: reads the header from `reader` and checks it as `open` does,
+/// before any of the payload is read, so a caller can read the payload straight into its
+/// own memory (one read, no copy of the bytes) and verify it with the returned
+/// [`PayloadCheck`].
+pub(crate) fn open_stream<S: PersistentHasher>(
+    reader: &mut impl std::io::Read,
+    kind: FilterKind,
+    hasher: Option<S>,
+) -> Result<(Header, S, PayloadCheck)> {
+    let mut head = [0u8; HEADER_LEN];
+    reader.read_exact(&mut head).map_err(Error::from)?;
+    let header = Header::parse(&head)?;
+    if header.kind != kind {
+        return Err(corrupt("the bytes hold a different filter kind"));
+    }
+    if header.algorithm != S::ALGORITHM {
+        return Err(Error::HasherMismatch);
+    }
+    let hasher = match hasher {
+        Some(h) => h,
+        None => S::from_stored_seed(header.seed).ok_or(Error::HasherMismatch)?,
+    };
+    if hasher.stored_seed() != header.seed
+        || (header.key_check != 0 && hasher.key_check() != header.key_check)
+    {
+        return Err(Error::HasherMismatch);
+    }
+    let mut sum = xxhash_rust::xxh64::Xxh64::new(0);
+    if header.version >= 3 {
+        // The rule of `checksum`: the header with its checksum field zeroed, then the
+        // payload.
+        sum.update(&head[..48]);
+        sum.update(&[0u8; 8]);
+        sum.update(&head[56..]);
+    }
+    let check = PayloadCheck {
+        sum,
+        left: header.payload_len,
+        expected: header.checksum,
+    };
+    Ok((header, hasher, check))
+}
+
+/// The checksum of a payload read in pieces after [`open_stream`].
+pub(crate) struct PayloadCheck {
+    sum: xxhash_rust::xxh64::Xxh64,
+    left: u64,
+    expected: u64,
+}
+
+impl PayloadCheck {
+    /// Reads exactly `buf.len()` payload bytes from `reader` into `buf` and adds them to
+    /// the checksum.
+    ///
+    /// # Errors
+    /// `Error::Corrupt` ("truncated payload") where the stream ends first, `Error::Io`
+    /// for other read errors.
+    pub(crate) fn read(&mut self, reader: &mut impl std::io::Read, buf: &mut [u8]) -> Result<()> {
+        reader.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => corrupt("truncated payload"),
+            _ => Error::from(e),
+        })?;
+        self.sum.update(buf);
+        self.left = self.left.saturating_sub(buf.len() as u64);
+        Ok(())
+    }
+
+    /// Checks that the whole payload was read and its checksum matches the header's.
+    ///
+    /// # Errors
+    /// `Error::Corrupt` on a mismatch.
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.left != 0 {
+            return Err(corrupt("payload length does not match the input length"));
+        }
+        if self.sum.digest() != self.expected {
+            return Err(corrupt(
+                "checksum mismatch: the header or payload is corrupted",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Serializes a filter of `kind` in this format: the header (with `hasher`'s algorithm,
 /// seed and key check, the payload's length and checksum), then `payload`, from a payload
 /// already in memory. The filters themselves stream theirs through [`encode_to`], which

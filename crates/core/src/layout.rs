@@ -487,6 +487,24 @@ fn le_bytes<B: crate::raw::ZeroInit>(blocks: &[B]) -> Option<&[u8]> {
     }
 }
 
+/// The bytes of `blocks`, writable, on a little-endian target (where they are the
+/// serialized words): a payload read straight into them is the decoded filter.
+pub(crate) fn le_bytes_mut<B: crate::raw::ZeroInit>(blocks: &mut [B]) -> Option<&mut [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: `ZeroInit` types are integers or `repr(C)` arrays of them without
+        // padding bytes, for which every byte pattern is a valid value, so writing any
+        // bytes through the view is sound; it borrows `blocks` mutably for its lifetime.
+        Some(unsafe {
+            core::slice::from_raw_parts_mut(
+                blocks.as_mut_ptr().cast::<u8>(),
+                core::mem::size_of_val(blocks),
+            )
+        })
+    } else {
+        None
+    }
+}
+
 /// Keys that, inserted with `k` probes each into `bits` bits (32 or 512), leave `set` bits
 /// set in expectation: `ln(1 - set/bits) / (k ln(1 - 1/bits))` (capped for a full region).
 #[inline]

@@ -627,3 +627,50 @@ fn large_filters_read_back_the_same_on_every_pool() {
         assert!(copy == b, "clone, {threads} threads");
     }
 }
+
+/// `read_from_file` gives what `from_bytes` of the file's bytes gives, for both block
+/// layouts, and refuses what it refuses: a flipped payload bit (checksum), a truncated
+/// file, a byte past the filter, another kind.
+#[test]
+fn read_from_file_equals_from_bytes_and_refuses_bad_files() {
+    let dir = std::env::temp_dir().join(format!("bloomforge-read-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = SplitMix64::new(8).keys(5_000);
+    let mut blocked = BlockedBloomFilter::new(5_000, 0.01).unwrap();
+    blocked.insert_batch(&keys);
+    let mut split = SplitBlockBloomFilter::new(5_000, 0.01).unwrap();
+    split.insert_batch(&keys);
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let good = blocked.to_bytes();
+    let path = write("blocked.bloom", &good);
+    assert_eq!(BlockedBloomFilter::read_from_file(&path).unwrap(), blocked);
+    let path = write("split.bloom", &split.to_bytes());
+    assert_eq!(SplitBlockBloomFilter::read_from_file(&path).unwrap(), split);
+    assert!(
+        BlockedBloomFilter::read_from_file(&path).is_err(),
+        "another kind"
+    );
+
+    let mut flipped = good.clone();
+    flipped[HEADER_LEN + 100] ^= 4;
+    let mut longer = good.clone();
+    longer.push(0);
+    for (what, bytes) in [
+        ("flipped payload bit", flipped),
+        ("truncated", good[..good.len() - 1].to_vec()),
+        ("header only", good[..HEADER_LEN].to_vec()),
+        ("half a header", good[..HEADER_LEN / 2].to_vec()),
+        ("a byte past the filter", longer),
+    ] {
+        let path = write("bad.bloom", &bytes);
+        let from_file = BlockedBloomFilter::read_from_file(&path);
+        assert!(from_file.is_err(), "{what}");
+        assert!(BlockedBloomFilter::from_bytes(&bytes).is_err(), "{what}");
+    }
+    assert!(BlockedBloomFilter::read_from_file(dir.join("missing.bloom")).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
