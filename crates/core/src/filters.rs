@@ -736,6 +736,36 @@ macro_rules! block_filters {
                 let items = self.estimated_len();
                 write_blocks::<$L, _, _>(writer, &self.hasher, self.raw.k, items, &self.raw.blocks, <$L>::load_block)
             }
+
+            /// The plain filter's `to_bytes` of the current bits: one snapshot of the
+            /// words (a copy of the filter), so the bytes always pass their checksum, even
+            /// while inserts run (they hold the bits of the moment each word was read).
+            pub fn to_bytes(&self) -> Vec<u8>
+            where
+                S: Clone,
+            {
+                self.snapshot().to_bytes()
+            }
+        }
+
+        impl $Atomic {
+            /// Reads the bytes of the plain filter's `to_bytes` (either type's), converted
+            /// for free.
+            ///
+            /// # Errors
+            /// As the plain filter's `from_bytes`.
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+                $Plain::from_bytes(bytes).map(Self::from)
+            }
+
+            /// Reads one serialized filter from `reader`, as the plain filter's
+            /// `read_from`.
+            ///
+            /// # Errors
+            /// As the plain filter's `read_from`.
+            pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+                $Plain::read_from(reader).map(Self::from)
+            }
         }
 
         impl<S: BuildHasher> $Atomic<S> {

@@ -689,6 +689,16 @@ pub struct AtomicStandardBloomFilter<S = DefaultHasher> {
 const ATOMIC_IN_PLACE: bool = core::mem::align_of::<AtomicU64>() == core::mem::align_of::<u64>();
 
 impl<S: PersistentHasher> AtomicStandardBloomFilter<S> {
+    /// [`StandardBloomFilter::to_bytes`] of the current bits: one snapshot of the words
+    /// (a copy of the filter), so the bytes always pass their checksum, even while inserts
+    /// run.
+    pub fn to_bytes(&self) -> Vec<u8>
+    where
+        S: Clone,
+    {
+        self.snapshot().to_bytes()
+    }
+
     /// Writes the bytes [`StandardBloomFilter::to_bytes`] gives for the current bits,
     /// streamed from the words in place with relaxed loads (no copy of the filter).
     ///
@@ -754,6 +764,23 @@ impl<S> AtomicStandardBloomFilter<S> {
 }
 
 impl AtomicStandardBloomFilter {
+    /// Reads the bytes of [`StandardBloomFilter::to_bytes`] (either type's), converted for
+    /// free.
+    ///
+    /// # Errors
+    /// As [`StandardBloomFilter::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        StandardBloomFilter::from_bytes(bytes).map(Self::from)
+    }
+
+    /// Reads one serialized filter from `reader`, as [`StandardBloomFilter::read_from`].
+    ///
+    /// # Errors
+    /// As [`StandardBloomFilter::read_from`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        StandardBloomFilter::read_from(reader).map(Self::from)
+    }
+
     /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
     /// default hasher: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
     ///

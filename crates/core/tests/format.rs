@@ -674,3 +674,41 @@ fn read_from_file_equals_from_bytes_and_refuses_bad_files() {
     assert!(BlockedBloomFilter::read_from_file(dir.join("missing.bloom")).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The atomic filters serialize as their plain forms do (`to_bytes` from a snapshot) and
+/// read either type's bytes (`from_bytes`, `read_from`).
+#[test]
+fn atomic_filters_round_trip_their_bytes() {
+    let keys = SplitMix64::new(12).keys(2_000);
+    let blocked = AtomicBlockedBloomFilter::new(2_000, 0.01).unwrap();
+    blocked.insert_batch(&keys);
+    let bytes = blocked.to_bytes();
+    assert_eq!(bytes, blocked.snapshot().to_bytes());
+    let back = AtomicBlockedBloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(back.to_bytes(), bytes);
+    assert_eq!(
+        AtomicBlockedBloomFilter::read_from(bytes.as_slice())
+            .unwrap()
+            .to_bytes(),
+        bytes
+    );
+    assert!(keys.iter().all(|k| back.contains(k)));
+
+    let split = AtomicSplitBlockBloomFilter::new(2_000, 0.01).unwrap();
+    split.insert_batch(&keys);
+    let bytes = split.to_bytes();
+    assert_eq!(
+        AtomicSplitBlockBloomFilter::from_bytes(&bytes)
+            .unwrap()
+            .to_bytes(),
+        bytes
+    );
+
+    let standard = AtomicStandardBloomFilter::new(2_000, 0.01).unwrap();
+    standard.insert_batch(&keys);
+    let bytes = standard.to_bytes();
+    assert_eq!(bytes, standard.snapshot().to_bytes());
+    let back = AtomicStandardBloomFilter::read_from(bytes.as_slice()).unwrap();
+    assert_eq!(back.to_bytes(), bytes);
+    assert!(AtomicStandardBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+}

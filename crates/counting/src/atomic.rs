@@ -100,6 +100,23 @@ pub struct AtomicCountingBloomFilter<S = DefaultHasher> {
 }
 
 impl AtomicCountingBloomFilter {
+    /// Reads the bytes of [`CountingBloomFilter::to_bytes`] (either type's), converted
+    /// for free.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, CountingError> {
+        CountingBloomFilter::from_bytes(bytes).map(Self::from)
+    }
+
+    /// Reads one serialized filter from `reader`, as [`CountingBloomFilter::read_from`].
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::read_from`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, CountingError> {
+        CountingBloomFilter::read_from(reader).map(Self::from)
+    }
+
     /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
     /// default hasher and the blocked layout: the same as
     /// `Self::builder().expected_items(n).false_pos(p).build()`.
@@ -584,6 +601,16 @@ impl<S: bloomforge_core::format::PersistentHasher> AtomicCountingBloomFilter<S> 
         let (shape, items) = (self.shape(), self.estimated_len());
         let read = |l: &AtomicCounterLine| core::array::from_fn(|i| l.words[i].load(Relaxed));
         crate::persist::write_lines(writer, &self.hasher, shape, items, &self.lines, read)
+    }
+
+    /// [`CountingBloomFilter::to_bytes`] of the current counters: one snapshot of the
+    /// lines (a copy of the filter), so the bytes always pass their checksum, even while
+    /// operations run.
+    pub fn to_bytes(&self) -> Vec<u8>
+    where
+        S: Clone,
+    {
+        self.snapshot().to_bytes()
     }
 }
 

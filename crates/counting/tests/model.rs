@@ -198,3 +198,19 @@ fn counts_are_exact_without_collisions() {
     assert_eq!(f.count(&"hot"), Count::AtLeast(15));
     assert!(f.saturated_counters() >= 1);
 }
+
+/// The atomic counting filter serializes as the plain one does and reads its bytes.
+#[test]
+fn atomic_counting_filter_round_trips_its_bytes() {
+    use bloomforge_counting::AtomicCountingBloomFilter;
+    let f = AtomicCountingBloomFilter::new(1_000, 0.01).unwrap();
+    let keys: Vec<u64> = (0..1_000).collect();
+    f.insert_batch(&keys);
+    let bytes = f.to_bytes();
+    assert_eq!(bytes, f.snapshot().to_bytes());
+    let back = AtomicCountingBloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(back.to_bytes(), bytes);
+    let read = AtomicCountingBloomFilter::read_from(bytes.as_slice()).unwrap();
+    assert!(keys.iter().all(|k| read.contains(k)));
+    assert!(AtomicCountingBloomFilter::from_bytes(&bytes[1..]).is_err());
+}

@@ -185,6 +185,14 @@ impl AttenuatedBloomFilter {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Self::decode(bytes, None)
     }
+
+    /// Reads one serialized node from `reader` (nothing past it).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Self::from_bytes(&format::read_serialized(reader)?)
+    }
 }
 
 impl<S: BuildHasher + Clone> AttenuatedBloomFilter<S> {

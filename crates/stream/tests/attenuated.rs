@@ -183,3 +183,18 @@ fn propagation_on_a_path_and_errors() {
     let f: AttenuatedBloomFilter = (0..100u64).collect();
     assert!((0..100u64).all(|k| f.contains_local(&k)) && f.depth() == 3);
 }
+
+/// `read_from` reads what `to_bytes` wrote, and nothing past it.
+#[test]
+fn attenuated_read_from_reads_one_node() {
+    use bloomforge_stream::AttenuatedBloomFilter;
+    let mut node = AttenuatedBloomFilter::new(1_000, 0.01).unwrap();
+    node.insert(&"here");
+    let mut bytes = node.to_bytes();
+    let len = bytes.len();
+    bytes.extend_from_slice(b"next");
+    let mut reader = bytes.as_slice();
+    let back = AttenuatedBloomFilter::read_from(&mut reader).unwrap();
+    assert_eq!(back.to_bytes(), bytes[..len]);
+    assert_eq!(reader, b"next");
+}
