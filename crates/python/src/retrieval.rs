@@ -324,7 +324,8 @@ macro_rules! membership_class {
             /// Distinct keys of the set (exact, but for keys whose 64-bit hashes
             /// collide).
             fn __len__(&self) -> usize {
-                each!(&self.inner, f => f.len())
+                // `check_items` bounded it by the table's cell count, a `usize`.
+                each!(&self.inner, f => f.len() as usize)
             }
 
             /// The probability that a key outside the set answers `True`:
@@ -433,8 +434,8 @@ macro_rules! membership_class {
 
 /// Refuses a file whose key count exceeds its cells (a table holds fewer keys than cells;
 /// the count is what `len` returns).
-fn check_items(items: usize, cells: usize) -> PyResult<()> {
-    if items > cells {
+fn check_items(items: u64, cells: usize) -> PyResult<()> {
+    if items > cells as u64 {
         return Err(FormatError::new_err(format!(
             "corrupt filter bytes: {items} keys in a table of {cells} cells"
         )));
@@ -628,7 +629,8 @@ impl BloomierFilter {
 
     /// Distinct keys of the mapping.
     fn __len__(&self) -> usize {
-        self.inner.len()
+        // `check_items` bounded it by the table's cell count, a `usize`.
+        self.inner.len() as usize
     }
 
     /// The probability that a key outside the mapping gets a value:

@@ -747,8 +747,8 @@ impl<S: BuildHasher> BloomierFilter<S> {
     }
 
     /// Distinct keys stored.
-    pub fn len(&self) -> usize {
-        self.items as usize
+    pub fn len(&self) -> u64 {
+        self.items as u64
     }
 
     /// Whether no key is stored.
@@ -1132,8 +1132,8 @@ impl<S: BuildHasher> BloomierFilterView<'_, S> {
     }
 
     /// Distinct keys stored.
-    pub fn len(&self) -> usize {
-        self.items as usize
+    pub fn len(&self) -> u64 {
+        self.items as u64
     }
 
     /// Whether no key is stored.

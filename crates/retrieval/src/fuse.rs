@@ -437,8 +437,8 @@ macro_rules! membership_filter {
             }
 
             /// Distinct key hashes stored.
-            pub fn len(&self) -> usize {
-                self.inner.items as usize
+            pub fn len(&self) -> u64 {
+                self.inner.items as u64
             }
 
             /// Whether no key is stored.
@@ -677,8 +677,8 @@ macro_rules! membership_filter {
             }
 
             /// Distinct key hashes stored.
-            pub fn len(&self) -> usize {
-                self.items as usize
+            pub fn len(&self) -> u64 {
+                self.items as u64
             }
 
             /// Whether no key is stored.

@@ -87,7 +87,7 @@ macro_rules! membership {
         let name: &str = $name;
         let bytes = read(&format!("{name}.bin"));
         let f = <$F>::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(f.len(), $members, "{name}");
+        assert_eq!(f.len(), $members as u64, "{name}");
         check_membership(name, $members, &|k| f.contains(k));
         // The hasher's own hash answers as the key.
         check_membership(name, $members, &|k| f.contains_hash(f.hasher().hash_one(k)));
@@ -124,7 +124,7 @@ fn check_bloomier(name: &str, members: usize, value: impl Fn(usize) -> u32) -> B
     let bytes = read(&format!("{name}.bin"));
     let f = BloomierFilter::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
     let v = BloomierFilterView::from_bytes(&bytes).unwrap();
-    assert_eq!(f.len(), members);
+    assert_eq!(f.len(), members as u64);
     for i in 0..members {
         assert_eq!(f.get(&key(i)), Some(value(i)), "{name}: {}", key(i));
         assert_eq!(v.get(&key(i)), Some(value(i)), "{name}: {} (view)", key(i));

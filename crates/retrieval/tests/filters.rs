@@ -50,7 +50,7 @@ fn bloomier_exact_on_strings_and_integers() {
         let pairs = string_pairs(n, vbits);
         let model: HashMap<&str, u32> = pairs.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         let f = BloomierFilter::build(&pairs, vbits, fbits).unwrap();
-        assert_eq!(f.len(), n as usize);
+        assert_eq!(f.len(), n as u64);
         for (k, v) in &model {
             assert_eq!(f.get(*k), Some(*v), "n {n} key {k}");
         }
