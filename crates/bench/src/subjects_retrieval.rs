@@ -38,7 +38,7 @@ impl<F: Fingerprint, K: BenchKey> Subject<K> for BinaryFuse<F> {
         self.0.contains_batch(keys, out).is_ok()
     }
     fn memory_bits(&self) -> u64 {
-        self.0.memory_bytes() as u64 * 8
+        self.0.memory_bytes() * 8
     }
     fn num_hashes(&self) -> Option<u32> {
         Some(3)
@@ -94,7 +94,7 @@ impl<F: Fingerprint, K: BenchKey> Subject<K> for Xor<F> {
         self.0.contains_batch(keys, out).is_ok()
     }
     fn memory_bits(&self) -> u64 {
-        self.0.memory_bytes() as u64 * 8
+        self.0.memory_bytes() * 8
     }
     fn num_hashes(&self) -> Option<u32> {
         Some(3)
@@ -148,7 +148,7 @@ impl<K: BenchKey> Subject<K> for Bloomier {
         self.0.get(key).is_some()
     }
     fn memory_bits(&self) -> u64 {
-        self.0.memory_bytes() as u64 * 8
+        self.0.memory_bytes() * 8
     }
     fn num_hashes(&self) -> Option<u32> {
         Some(3)

@@ -748,7 +748,7 @@ impl<S: BuildHasher> BloomierFilter<S> {
 
     /// Distinct keys stored.
     pub fn len(&self) -> u64 {
-        self.items as u64
+        self.items
     }
 
     /// Whether no key is stored.
@@ -1133,7 +1133,7 @@ impl<S: BuildHasher> BloomierFilterView<'_, S> {
 
     /// Distinct keys stored.
     pub fn len(&self) -> u64 {
-        self.items as u64
+        self.items
     }
 
     /// Whether no key is stored.

@@ -438,7 +438,7 @@ macro_rules! membership_filter {
 
             /// Distinct key hashes stored.
             pub fn len(&self) -> u64 {
-                self.inner.items as u64
+                self.inner.items
             }
 
             /// Whether no key is stored.
@@ -678,7 +678,7 @@ macro_rules! membership_filter {
 
             /// Distinct key hashes stored.
             pub fn len(&self) -> u64 {
-                self.items as u64
+                self.items
             }
 
             /// Whether no key is stored.
