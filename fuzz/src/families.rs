@@ -187,7 +187,7 @@ macro_rules! check_cuckoo {
     ($F:ty, $what:literal, $bytes:expr, $v:expr) => {{
         let bytes: &[u8] = $bytes;
         let direct = CuckooFilter::<$F>::from_bytes(bytes);
-        let view = CuckooFilterView::<$F>::new(bytes);
+        let view = CuckooFilterView::<$F>::from_bytes(bytes);
         same_verdict($what, &direct, &view);
         if let (Ok(f), Ok(w)) = (&direct, &view) {
             f.validate()
