@@ -65,6 +65,24 @@ fn write_plain_blocks<L: Layout, S: PersistentHasher>(
     }
 }
 
+/// The checks a block filter's header must pass before its payload is decoded: a positive
+/// whole number of blocks, a payload of exactly those bits, a probe count the layout
+/// takes (`open` / `open_stream` checked kind, hasher and payload length).
+fn check_block_header<L: Layout>(header: &crate::format::Header) -> Result<()> {
+    let bits = u64::from(L::BLOCK_BITS);
+    if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {
+        return Err(Error::Corrupt {
+            reason: "bit count is not a positive number of blocks",
+        });
+    }
+    if header.num_bits / 8 != header.payload_len {
+        return Err(Error::Corrupt {
+            reason: "payload length does not match the bit count",
+        });
+    }
+    crate::raw::check_hashes::<L>(header.num_hashes)
+}
+
 macro_rules! block_filters {
     (
         $(#[$pmeta:meta])* plain $Plain:ident,
@@ -450,14 +468,7 @@ macro_rules! block_filters {
                 if header.payload_len.checked_add(crate::format::HEADER_LEN as u64) != Some(len) {
                     return Err(Error::Corrupt { reason: "payload length does not match the input length" });
                 }
-                let bits = u64::from(<$L>::BLOCK_BITS);
-                if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {
-                    return Err(Error::Corrupt { reason: "bit count is not a positive number of blocks" });
-                }
-                if header.num_bits / 8 != header.payload_len {
-                    return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
-                }
-                crate::raw::check_hashes::<$L>(header.num_hashes)?;
+                check_block_header::<$L>(&header)?;
                 let size = <$L>::BLOCK_BYTES;
                 let mut blocks =
                     crate::raw::alloc_blocks::<$Block>(header.payload_len / size as u64, <$L>::MAX_BLOCKS)?;
@@ -559,14 +570,7 @@ macro_rules! block_filters {
 
             pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
                 let (header, payload, hasher) = crate::format::open(bytes, <$L>::FORMAT_KIND, hasher, true)?;
-                let bits = u64::from(<$L>::BLOCK_BITS);
-                if header.num_bits == 0 || !header.num_bits.is_multiple_of(bits) {
-                    return Err(Error::Corrupt { reason: "bit count is not a positive number of blocks" });
-                }
-                if header.num_bits / 8 != payload.len() as u64 {
-                    return Err(Error::Corrupt { reason: "payload length does not match the bit count" });
-                }
-                crate::raw::check_hashes::<$L>(header.num_hashes)?;
+                check_block_header::<$L>(&header)?;
                 let size = <$L>::BLOCK_BYTES;
                 let blocks = crate::raw::alloc_blocks_with::<$Block>(
                     payload.len() as u64 / size as u64,

@@ -297,12 +297,7 @@ pub(crate) fn open<S: PersistentHasher>(
     verify_checksum: bool,
 ) -> Result<(Header, &[u8], S)> {
     let header = Header::parse(bytes)?;
-    if header.kind != kind {
-        return Err(corrupt("the bytes hold a different filter kind"));
-    }
-    if header.algorithm != S::ALGORITHM {
-        return Err(Error::HasherMismatch);
-    }
+    check_kind::<S>(&header, kind)?;
     let payload = &bytes[HEADER_LEN..];
     if header.payload_len != payload.len() as u64 {
         return Err(corrupt("payload length does not match the input length"));
@@ -312,6 +307,24 @@ pub(crate) fn open<S: PersistentHasher>(
             "checksum mismatch: the header or payload is corrupted",
         ));
     }
+    let hasher = header_hasher(&header, hasher)?;
+    Ok((header, payload, hasher))
+}
+
+/// The filter kind and hash algorithm `header` announces are `kind` and `S`'s.
+fn check_kind<S: PersistentHasher>(header: &Header, kind: FilterKind) -> Result<()> {
+    if header.kind != kind {
+        return Err(corrupt("the bytes hold a different filter kind"));
+    }
+    if header.algorithm != S::ALGORITHM {
+        return Err(Error::HasherMismatch);
+    }
+    Ok(())
+}
+
+/// The hasher to probe with: `hasher`, or the stored seed's; refused unless its seed and
+/// key check are the header's.
+fn header_hasher<S: PersistentHasher>(header: &Header, hasher: Option<S>) -> Result<S> {
     let hasher = match hasher {
         Some(h) => h,
         None => S::from_stored_seed(header.seed).ok_or(Error::HasherMismatch)?,
@@ -323,7 +336,7 @@ pub(crate) fn open<S: PersistentHasher>(
     {
         return Err(Error::HasherMismatch);
     }
-    Ok((header, payload, hasher))
+    Ok(hasher)
 }
 
 /// [`open`] for a stream: reads the header from `reader` and checks it as `open` does,
@@ -338,31 +351,10 @@ pub(crate) fn open_stream<S: PersistentHasher>(
     let mut head = [0u8; HEADER_LEN];
     reader.read_exact(&mut head).map_err(Error::from)?;
     let header = Header::parse(&head)?;
-    if header.kind != kind {
-        return Err(corrupt("the bytes hold a different filter kind"));
-    }
-    if header.algorithm != S::ALGORITHM {
-        return Err(Error::HasherMismatch);
-    }
-    let hasher = match hasher {
-        Some(h) => h,
-        None => S::from_stored_seed(header.seed).ok_or(Error::HasherMismatch)?,
-    };
-    if hasher.stored_seed() != header.seed
-        || (header.key_check != 0 && hasher.key_check() != header.key_check)
-    {
-        return Err(Error::HasherMismatch);
-    }
-    let mut sum = xxhash_rust::xxh64::Xxh64::new(0);
-    if header.version >= 3 {
-        // The rule of `checksum`: the header with its checksum field zeroed, then the
-        // payload.
-        sum.update(&head[..48]);
-        sum.update(&[0u8; 8]);
-        sum.update(&head[56..]);
-    }
+    check_kind::<S>(&header, kind)?;
+    let hasher = header_hasher(&header, hasher)?;
     let check = PayloadCheck {
-        sum,
+        sum: header_sum(header.version, &head),
         left: header.payload_len,
         expected: header.checksum,
     };
@@ -625,15 +617,21 @@ pub fn read_serialized<R: std::io::Read>(reader: R) -> Result<Vec<u8>> {
 /// the checksum field zeroed, then the payload (version 3); of the payload alone for
 /// versions 1 and 2.
 fn checksum(version: u16, header: &[u8], payload: &[u8]) -> u64 {
-    if version < 3 {
-        return xxhash_rust::xxh64::xxh64(payload, 0);
-    }
-    let mut h = xxhash_rust::xxh64::Xxh64::new(0);
-    h.update(&header[..48]);
-    h.update(&[0u8; 8]);
-    h.update(&header[56..HEADER_LEN]);
+    let mut h = header_sum(version, header);
     h.update(payload);
     h.digest()
+}
+
+/// The checksum state before the payload: from version 3 on it covers the header with
+/// its checksum field zeroed; before, only the payload.
+fn header_sum(version: u16, header: &[u8]) -> xxhash_rust::xxh64::Xxh64 {
+    let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+    if version >= 3 {
+        h.update(&header[..48]);
+        h.update(&[0u8; 8]);
+        h.update(&header[56..HEADER_LEN]);
+    }
+    h
 }
 
 /// Rewrites the checksum field of serialized `bytes` to match their header and payload,
