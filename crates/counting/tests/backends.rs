@@ -5,7 +5,7 @@
 
 use bloomforge_core::Backend;
 use bloomforge_counting::{CountingBloomFilter, CountingError};
-use bloomforge_testkit::cpu::{cpu_runs, report};
+use bloomforge_testkit::cpu::{cpu_runs, report, target_features};
 use std::collections::HashSet;
 
 /// Every backend with the CPU flags its counting kernels need (`kernels.rs`:
@@ -108,22 +108,15 @@ fn required_flags_cover_the_kernels_target_features() {
         .iter()
         .flat_map(|(_, f)| f.iter().copied())
         .collect();
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-    let mut seen = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        for part in text.split("target_feature(enable = \"").skip(1) {
-            let list = &part[..part.find('"').unwrap()];
-            for flag in list.split(',') {
-                seen += 1;
-                assert!(
-                    listed.contains(flag.trim()),
-                    "a kernel enables `{flag}`, which REQUIRED does not list"
-                );
-            }
-        }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs: Vec<_> = ["src"].iter().map(|d| root.join(d)).collect();
+    for (path, flag) in target_features(&dirs) {
+        assert!(
+            listed.contains(flag.as_str()),
+            "{}: a kernel enables `{flag}`, which REQUIRED does not list",
+            path.display()
+        );
     }
-    assert!(seen > 0, "no #[target_feature] found under {dir}");
 }
 
 #[test]

@@ -45,6 +45,41 @@ pub fn report(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// Every CPU feature a `#[target_feature(enable = "...")]` of the `.rs` files directly in
+/// `dirs` enables, with its file, in `/proc/cpuinfo`'s spelling (`avx512bitalg` is
+/// `avx512_bitalg` there, `avx512vpopcntdq` `avx512_vpopcntdq`): what a crate's table of
+/// the flags each backend needs must list.
+///
+/// # Panics
+/// When a directory cannot be read, or when no attribute is found (a moved source tree
+/// would otherwise pass the check with nothing checked).
+pub fn target_features(dirs: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            for part in text.split("target_feature(enable = \"").skip(1) {
+                let list = &part[..part.find('"').expect("a closing quote")];
+                for flag in list.split(',').map(str::trim) {
+                    let name = match flag {
+                        "avx512bitalg" => "avx512_bitalg",
+                        "avx512vpopcntdq" => "avx512_vpopcntdq",
+                        other => other,
+                    };
+                    found.push((path.clone(), name.to_string()));
+                }
+            }
+        }
+    }
+    assert!(!found.is_empty(), "no #[target_feature] found in {dirs:?}");
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
