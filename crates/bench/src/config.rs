@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub enum Mode {
     /// Seconds: tiny sizes, one repetition (for tests).
     Tiny,
-    /// About a minute on 2 cores: 1M keys, sweeps to 32 MiB.
+    /// About two minutes on 2 cores: 1M keys, sweeps to 32 MiB.
     Quick,
     /// A few minutes: 1M and 16M keys, sweeps to 256 MiB.
     Default,
@@ -217,26 +217,8 @@ impl Config {
     }
 }
 
-/// Usage text.
-pub const USAGE: &str = "\
-bloomforge-bench: every bloomforge filter against its theory and against peer crates
-
-USAGE: bloomforge-bench [MODE] [OPTIONS]
-
-MODES (default: a few minutes)
-  --quick            about a minute on 2 cores: 1M keys, size sweep to 32 MiB
-  --full             long: 1M and 100M keys, size sweep to 1 GiB
-  --tiny, --smoke    seconds, tiny sizes (tests)
-
-OPTIONS
-  --only A[,B..]     only filters whose name starts with A (or B..); repeatable
-  --threads N        bulk loads at 1, 2, 4 .. N threads (default: all cores)
-  --seed S           seed of every workload (decimal or 0x hex)
-  --keys FILE        also measure the keys of FILE (one per line)
-  --out DIR          report directory (default: target/bloomforge-report)
-  --quiet, -q        no progress bar and no table on stdout
-  --help, -h         this text
-
+/// The filters of the harness, shown after the options by `--help`.
+pub const FILTERS: &str = "\
 Filters: blocked, blocked-atomic, split-block, split-block-atomic, standard,
 standard-atomic, fastbloom, fastbloom-atomic, bloomfilter, sbbf-rs-safe,
 parquet-sbbf, binary-fuse-8, xorf-bfuse8, binary-fuse-16, xorf-bfuse16, xor-8,
@@ -256,86 +238,104 @@ scalable-standard, growable-bloom, stable.
     row); routing needs a network (example attenuated_sim in bloomforge-stream).
 ";
 
-fn parse_u64(flag: &str, v: &str) -> Result<u64, BenchError> {
+/// The command line (clap). Without a mode flag the default mode runs (a few minutes:
+/// 1M and 16M keys, size sweep to 256 MiB).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "bloomforge-bench",
+    about = "Every bloomforge filter against its theory and against peer crates",
+    after_help = FILTERS
+)]
+struct Args {
+    /// About two minutes on 2 cores: 1M keys, size sweep to 32 MiB.
+    #[arg(long, group = "mode")]
+    quick: bool,
+    /// Long: 1M and 100M keys, size sweep to 1 GiB.
+    #[arg(long, group = "mode")]
+    full: bool,
+    /// Seconds, tiny sizes (tests).
+    #[arg(long, visible_alias = "smoke", group = "mode")]
+    tiny: bool,
+    /// Only filters whose name starts with A (or B..); repeatable.
+    #[arg(long, value_name = "A[,B..]", value_delimiter = ',')]
+    only: Vec<String>,
+    /// Bulk loads at 1, 2, 4 .. N threads [default: all cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    threads: Option<u64>,
+    /// Seed of every workload (decimal or 0x hex).
+    #[arg(long, value_name = "S", value_parser = parse_u64)]
+    seed: Option<u64>,
+    /// Also measure the keys of FILE (one per line).
+    #[arg(long, value_name = "FILE")]
+    keys: Option<PathBuf>,
+    /// Report directory [default: target/bloomforge-report].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress bar and no table on stdout.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Passed by `cargo bench` to every bench target; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// A decimal or `0x` hexadecimal `u64`, `_` separators allowed.
+fn parse_u64(v: &str) -> Result<u64, String> {
     let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
         None => v.replace('_', "").parse(),
     };
-    parsed.map_err(|_| BenchError::Config(format!("{flag} expects a number, got {v:?}")))
+    parsed.map_err(|_| format!("expected a decimal or 0x hexadecimal number, got {v:?}"))
+}
+
+/// The `--help` text.
+pub fn usage() -> String {
+    use clap::CommandFactory;
+    Args::command().render_help().to_string()
 }
 
 /// Parses command-line arguments (without the program name). `Ok(None)` means `--help`
 /// was asked for.
 ///
 /// # Errors
-/// [`BenchError::Config`] for an unknown flag or a bad value.
+/// [`BenchError::Config`] for an unknown flag or a bad value (clap's message).
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Option<Config>, BenchError> {
+    use clap::Parser;
     let args: Vec<String> = args.into_iter().collect();
-    let mut mode = Mode::Default;
-    let mut only = Vec::new();
-    let mut threads = None;
-    let mut seed = DEFAULT_SEED;
-    let mut keys_file = None;
-    let mut out_dir = None;
-    let mut quiet = false;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| BenchError::Config(format!("{flag} expects a value")))
-        };
-        match flag {
-            "--quick" => mode = Mode::Quick,
-            "--full" => mode = Mode::Full,
-            "--tiny" | "--smoke" => mode = Mode::Tiny,
-            "--only" => only.extend(
-                value()?
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from),
-            ),
-            "--threads" => {
-                let t = parse_u64(flag, &value()?)?;
-                if t == 0 || t > 4096 {
-                    return Err(BenchError::Config(format!(
-                        "--threads must be in 1..=4096, got {t}"
-                    )));
-                }
-                threads = Some(t as usize);
-            }
-            "--seed" => seed = parse_u64(flag, &value()?)?,
-            "--keys" => keys_file = Some(PathBuf::from(value()?)),
-            "--out" => out_dir = Some(PathBuf::from(value()?)),
-            "--quiet" | "-q" => quiet = true,
-            "--help" | "-h" => return Ok(None),
-            // `cargo bench` passes --bench to every bench target; accept and ignore it.
-            "--bench" => {}
-            other => {
-                return Err(BenchError::Config(format!(
-                    "unknown argument {other:?}; see --help"
-                )))
-            }
-        }
-    }
+    let parsed = match Args::try_parse_from(
+        std::iter::once("bloomforge-bench").chain(args.iter().map(String::as_str)),
+    ) {
+        Ok(parsed) => parsed,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => return Ok(None),
+        Err(e) => return Err(BenchError::Config(e.render().to_string())),
+    };
+    let mode = if parsed.quick {
+        Mode::Quick
+    } else if parsed.full {
+        Mode::Full
+    } else if parsed.tiny {
+        Mode::Tiny
+    } else {
+        Mode::Default
+    };
     let mut cfg = Config::new(mode);
-    if let Some(t) = threads {
-        cfg.threads = t;
-        cfg.plan.thread_counts = thread_counts(t);
+    if let Some(t) = parsed.threads {
+        cfg.threads = t as usize;
+        cfg.plan.thread_counts = thread_counts(t as usize);
     }
-    cfg.only = only;
-    cfg.seed = seed;
-    cfg.keys_file = keys_file;
-    if let Some(dir) = out_dir {
+    cfg.only = parsed
+        .only
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    cfg.seed = parsed.seed.unwrap_or(DEFAULT_SEED);
+    cfg.keys_file = parsed.keys;
+    if let Some(dir) = parsed.out {
         cfg.out_dir = dir;
     }
-    cfg.quiet = quiet;
+    cfg.quiet = parsed.quiet;
     cfg.command = std::iter::once("bloomforge-bench".to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
@@ -371,7 +371,8 @@ mod tests {
     /// has no row).
     #[test]
     fn usage_lists_every_filter() {
-        let listed = USAGE.split("Filters:").nth(1).unwrap();
+        let help = usage();
+        let listed = help.split("Filters:").nth(1).unwrap();
         for e in crate::subjects::registry() {
             let word = listed
                 .split(|c: char| c == ',' || c == ':' || c.is_whitespace())
@@ -387,6 +388,9 @@ mod tests {
         assert!(parse("--threads 0").is_err());
         assert!(parse("--seed x").is_err());
         assert!(parse("--out").is_err());
+        assert!(parse("--quick --full").is_err());
+        let e = parse("--threads 0").unwrap_err().to_string();
+        assert!(e.contains("--threads"), "{e}");
     }
 
     #[test]

@@ -9,11 +9,12 @@ fn main() -> ExitCode {
     let cfg = match config::parse_args(std::env::args().skip(1)) {
         Ok(Some(cfg)) => cfg,
         Ok(None) => {
-            print!("{}", config::USAGE);
+            print!("{}", config::usage());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("error: {e}\n\n{}", config::USAGE);
+            // clap's message ends with a pointer to `--help`.
+            eprint!("{e}");
             return ExitCode::from(2);
         }
     };

@@ -443,12 +443,21 @@ pub fn markdown(report: &Report) -> String {
     s
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// A CSV table: the header, then one record a row, quoted by the `csv` crate wherever a
+/// field needs it (a comma, a quote, `\r` or `\n`).
+fn csv_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let written: csv::Result<()> = (|| {
+        w.write_record(header)?;
+        for row in rows {
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        Ok(())
+    })();
+    written.expect("writing CSV to a Vec cannot fail");
+    let bytes = w.into_inner().expect("flushed above");
+    String::from_utf8(bytes).expect("the fields are UTF-8 strings")
 }
 
 fn opt_f(v: Option<f64>) -> String {
@@ -495,17 +504,15 @@ pub const RESULTS_COLUMNS: &[&str] = &[
 
 /// `results.csv`: one line per row.
 pub fn results_csv(report: &Report) -> String {
-    let mut out = RESULTS_COLUMNS.join(",");
-    out.push('\n');
-    for r in &report.rows {
+    let rows = report.rows.iter().map(|r| {
         let first = r.bulk.first();
         let last = r.bulk.last();
         let fp = r.fp.as_ref();
-        let fields = [
-            csv_field(&r.workload),
+        vec![
+            r.workload.clone(),
             r.n.to_string(),
-            csv_field(&r.target),
-            csv_field(&r.filter),
+            r.target.clone(),
+            r.filter.clone(),
             r.layout.to_string(),
             format!("{:?}", r.origin),
             format!("{}", r.bits_per_key),
@@ -531,112 +538,144 @@ pub fn results_csv(report: &Report) -> String {
             opt_f(fp.and_then(|f| f.realised)),
             opt_f(fp.map(|f| f.ratio).filter(|r| r.is_finite())),
             fp.map_or(String::new(), |f| f.consistent.to_string()),
-            csv_field(r.notes),
-        ];
-        out.push_str(&fields.join(","));
-        out.push('\n');
-    }
-    out
+            r.notes.to_string(),
+        ]
+    });
+    csv_table(RESULTS_COLUMNS, rows)
 }
 
 fn fp_sweep_csv(report: &Report) -> String {
-    let mut out = String::from("filter,layout,origin,target_bits_per_key,bits_per_key,k,n,false_positives,queries,fp_measured,fp_ci95_lo,fp_ci95_hi,fp_theory,fp_theory_sd,fp_realised,fp_consistent\n");
-    for p in &report.fp_sweep {
-        let _ = writeln!(
-            out,
-            "{},{},{:?},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            p.filter,
-            p.layout,
-            p.origin,
-            p.target_bits_per_key,
-            p.bits_per_key,
+    let header = [
+        "filter",
+        "layout",
+        "origin",
+        "target_bits_per_key",
+        "bits_per_key",
+        "k",
+        "n",
+        "false_positives",
+        "queries",
+        "fp_measured",
+        "fp_ci95_lo",
+        "fp_ci95_hi",
+        "fp_theory",
+        "fp_theory_sd",
+        "fp_realised",
+        "fp_consistent",
+    ];
+    let rows = report.fp_sweep.iter().map(|p| {
+        vec![
+            p.filter.to_string(),
+            p.layout.to_string(),
+            format!("{:?}", p.origin),
+            p.target_bits_per_key.to_string(),
+            p.bits_per_key.to_string(),
             p.k.map_or(String::new(), |k| k.to_string()),
-            p.n,
-            p.fp.false_positives,
-            p.fp.queries,
-            p.fp.measured,
-            p.fp.ci95.0,
-            p.fp.ci95.1,
-            p.fp.theory,
-            p.fp.theory_sd,
+            p.n.to_string(),
+            p.fp.false_positives.to_string(),
+            p.fp.queries.to_string(),
+            p.fp.measured.to_string(),
+            p.fp.ci95.0.to_string(),
+            p.fp.ci95.1.to_string(),
+            p.fp.theory.to_string(),
+            p.fp.theory_sd.to_string(),
             opt_f(p.fp.realised),
-            p.fp.consistent
-        );
-    }
-    out
+            p.fp.consistent.to_string(),
+        ]
+    });
+    csv_table(&header, rows)
 }
 
 fn size_sweep_csv(report: &Report) -> String {
-    let mut out = String::from(
-        "filter,layout,bytes,n,query_pos_ns,query_neg_ns,query_pos_batch_ns,query_neg_batch_ns\n",
-    );
-    for p in &report.size_sweep {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{}",
-            p.filter,
-            p.layout,
-            p.bytes,
-            p.n,
-            p.pos_ns,
-            p.neg_ns,
+    let header = [
+        "filter",
+        "layout",
+        "bytes",
+        "n",
+        "query_pos_ns",
+        "query_neg_ns",
+        "query_pos_batch_ns",
+        "query_neg_batch_ns",
+    ];
+    let rows = report.size_sweep.iter().map(|p| {
+        vec![
+            p.filter.to_string(),
+            p.layout.to_string(),
+            p.bytes.to_string(),
+            p.n.to_string(),
+            p.pos_ns.to_string(),
+            p.neg_ns.to_string(),
             opt_f(p.pos_batch_ns),
-            opt_f(p.neg_batch_ns)
-        );
-    }
-    out
+            opt_f(p.neg_batch_ns),
+        ]
+    });
+    csv_table(&header, rows)
 }
 
 fn threads_csv(report: &Report) -> String {
-    let mut out =
-        String::from("workload,n,target,filter,threads,ns_per_key,cpu_ns_per_key,speedup\n");
-    for r in &report.rows {
+    let header = [
+        "workload",
+        "n",
+        "target",
+        "filter",
+        "threads",
+        "ns_per_key",
+        "cpu_ns_per_key",
+        "speedup",
+    ];
+    let rows = report.rows.iter().flat_map(|r| {
         let base = r.bulk.first().map(|b| b.timing.ns_per_key);
-        for b in &r.bulk {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{}",
-                csv_field(&r.workload),
-                r.n,
-                csv_field(&r.target),
-                r.filter,
-                b.threads,
-                b.timing.ns_per_key,
+        r.bulk.iter().map(move |b| {
+            vec![
+                r.workload.clone(),
+                r.n.to_string(),
+                r.target.clone(),
+                r.filter.clone(),
+                b.threads.to_string(),
+                b.timing.ns_per_key.to_string(),
                 opt_f(b.timing.cpu_ns_per_key),
-                opt_f(base.map(|a| a / b.timing.ns_per_key))
-            );
-        }
-    }
-    out
+                opt_f(base.map(|a| a / b.timing.ns_per_key)),
+            ]
+        })
+    });
+    csv_table(&header, rows)
 }
 
 fn backends_csv(report: &Report) -> String {
-    let mut out = String::from(
-        "filter,backend,n,insert_ns,insert_batch_ns,query_pos_ns,query_neg_ns,query_neg_batch_ns\n",
-    );
-    for b in &report.backends {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{}",
-            b.filter,
-            b.backend,
-            b.n,
-            b.insert_ns,
-            b.insert_batch_ns,
-            b.pos_ns,
-            b.neg_ns,
-            b.neg_batch_ns
-        );
-    }
-    out
+    let header = [
+        "filter",
+        "backend",
+        "n",
+        "insert_ns",
+        "insert_batch_ns",
+        "query_pos_ns",
+        "query_neg_ns",
+        "query_neg_batch_ns",
+    ];
+    let rows = report.backends.iter().map(|b| {
+        vec![
+            b.filter.to_string(),
+            b.backend.to_string(),
+            b.n.to_string(),
+            b.insert_ns.to_string(),
+            b.insert_batch_ns.to_string(),
+            b.pos_ns.to_string(),
+            b.neg_ns.to_string(),
+            b.neg_batch_ns.to_string(),
+        ]
+    });
+    csv_table(&header, rows)
 }
 
 fn hashers_csv(report: &Report) -> String {
-    let mut out = String::from("hasher,keys,ns_per_key\n");
-    for h in &report.hashers {
-        let _ = writeln!(out, "{},{},{}", csv_field(&h.hasher), h.keys, h.ns_per_key);
-    }
-    out
+    let rows = report.hashers.iter().map(|h| {
+        vec![
+            h.hasher.to_string(),
+            h.keys.to_string(),
+            h.ns_per_key.to_string(),
+        ]
+    });
+    csv_table(&["hasher", "keys", "ns_per_key"], rows)
 }
 
 fn write(dir: &Path, name: &str, text: &str, files: &mut Vec<String>) -> Result<(), BenchError> {
@@ -730,6 +769,16 @@ mod tests {
         assert_eq!(pct(0.00012345), "0.0123");
         assert_eq!(human_bytes(32 << 10), "32 KiB");
         assert_eq!(human_bytes(1 << 30), "1 GiB");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        let rows = [["a,b", "say \"hi\"", "line\rbreak", "plain"]
+            .map(String::from)
+            .to_vec()];
+        assert_eq!(
+            csv_table(&["w", "x", "y", "z"], rows),
+            "w,x,y,z\n\"a,b\",\"say \"\"hi\"\"\",\"line\rbreak\",plain\n"
+        );
     }
 }

@@ -6,36 +6,27 @@ use bloomforge_bench::report::RESULTS_COLUMNS;
 use bloomforge_bench::subjects::Origin;
 use std::path::{Path, PathBuf};
 
-/// Splits one CSV line (RFC 4180 quoting).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match (ch, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut cur)),
-            _ => cur.push(ch),
-        }
-    }
-    fields.push(cur);
-    fields
-}
-
 fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn check_csv(dir: &Path, name: &str, min_rows: usize) -> (Vec<String>, Vec<Vec<String>>) {
     let text = read(dir, name);
-    let mut lines = text.lines();
-    let header = csv_fields(lines.next().expect("header"));
-    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    // A strict reader: every record must have the header's number of fields.
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+            r.iter().map(str::to_string).collect()
+        })
+        .collect();
     assert!(rows.len() >= min_rows, "{name}: {} rows", rows.len());
     for r in &rows {
         assert_eq!(r.len(), header.len(), "{name}: ragged row {r:?}");

@@ -497,9 +497,15 @@ impl FromIterator<u32> for Bitmap {
 /// [`Bitmap::try_extend`] to refuse such input as a whole.
 impl Extend<u32> for Bitmap {
     fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
-        for x in iter {
-            self.insert(x);
-        }
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                // A value outside the universe: the batch inserted nothing, so insert up to
+                // that value one by one and panic there.
+                for &x in chunk {
+                    self.insert(x);
+                }
+            }
+        });
     }
 }
 
@@ -767,6 +773,46 @@ impl AtomicBitmap {
         Ok(b)
     }
 
+    /// Serializes a snapshot (word by word if inserts run concurrently) in [`Bitmap`]'s
+    /// format: [`Bitmap::from_bytes`] and [`from_bytes`](Self::from_bytes) read it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.words.len() * 8);
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail and the snapshot cannot change meanwhile");
+        out
+    }
+
+    /// Streams a snapshot of the bitmap into `writer` (as [`to_bytes`](Self::to_bytes);
+    /// the words are copied first, so the item count and checksum agree with them).
+    ///
+    /// # Errors
+    /// `Core(Io)` if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let words: Vec<u64> = self
+            .words
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        let len = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        crate::encode_words(writer, FilterKind::Bitmap, self.universe, len, &words)
+    }
+
+    /// Reads a bitmap written by [`to_bytes`](Self::to_bytes) or [`Bitmap::to_bytes`].
+    ///
+    /// # Errors
+    /// As [`Bitmap::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Bitmap::from_bytes(bytes).map(AtomicBitmap::from)
+    }
+
+    /// Reads one serialized bitmap from `reader`.
+    ///
+    /// # Errors
+    /// As [`Bitmap::read_from`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Bitmap::read_from(reader).map(AtomicBitmap::from)
+    }
+
     /// The plain bitmap (no copy).
     pub fn into_inner(self) -> Bitmap {
         Bitmap {
@@ -851,10 +897,16 @@ impl Extend<u32> for AtomicBitmap {
 /// On a value outside the universe (values before it are inserted).
 impl Extend<u32> for &AtomicBitmap {
     fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
-        for x in iter {
-            if let Err(e) = self.insert(x) {
-                panic!("AtomicBitmap::extend: {e}");
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                // A value outside the universe: the batch inserted nothing, so insert up
+                // to that value one by one and panic there.
+                for &x in chunk {
+                    if let Err(e) = self.insert(x) {
+                        panic!("AtomicBitmap::extend: {e}");
+                    }
+                }
             }
-        }
+        });
     }
 }

@@ -6,8 +6,16 @@
 //! `VPOPCNTDQ`), where the same loop auto-vectorises to 256- or 512-bit instructions. The
 //! `Wide` backend runs the portable loop (SSE2 auto-vectorised at the baseline target).
 
+use bloomforge_core::arch::CpuFeatures;
 use bloomforge_core::Backend;
 use core::sync::atomic::{AtomicU64, Ordering};
+
+/// What the AVX-512 field extraction needs besides AVX-512F: `pext` and `popcnt`.
+#[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
+const FIELDS_AVX512_EXTRA: CpuFeatures = CpuFeatures::BMI2.union(CpuFeatures::POPCNT);
+/// What the AVX-512 popcount needs besides AVX-512F.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const POPCOUNT_AVX512_EXTRA: CpuFeatures = CpuFeatures::AVX512VPOPCNTDQ.union(CpuFeatures::POPCNT);
 
 /// Bit pattern of the low bit of every 2-bit field.
 pub(crate) const LOW: u64 = 0x5555_5555_5555_5555;
@@ -80,7 +88,7 @@ pub(crate) fn append_fields(
     out: &mut Vec<u32>,
 ) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if backend == Backend::Avx512 && x86::has_avx512_bmi2() {
+    if backend == Backend::Avx512 && Backend::Avx512.is_available_with(FIELDS_AVX512_EXTRA) {
         // SAFETY: AVX-512F, BMI2 and POPCNT were detected.
         unsafe { x86::append_fields_avx512(words, high, base, out) };
         return;
@@ -107,7 +115,7 @@ pub(crate) fn append_fields_scalar(words: &[u64], high: u32, base: u32, out: &mu
 /// memory on large arrays.
 pub(crate) fn popcount_atomic(words: &[AtomicU64]) -> u64 {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if std::is_x86_feature_detected!("popcnt") {
+    if CpuFeatures::POPCNT.is_detected() {
         // SAFETY: POPCNT was just detected.
         return unsafe { x86::popcount_atomic_popcnt(words) };
     }
@@ -169,7 +177,7 @@ mod x86 {
     /// [`super::popcount_atomic`] compiled with POPCNT.
     ///
     /// # Safety
-    /// The CPU must support POPCNT; callers check with `is_x86_feature_detected!("popcnt")`.
+    /// The CPU must support POPCNT; callers check with `CpuFeatures::POPCNT.is_detected()`.
     /// There is no other precondition.
     #[target_feature(enable = "popcnt")]
     pub(crate) unsafe fn popcount_atomic_popcnt(words: &[AtomicU64]) -> u64 {
@@ -180,7 +188,7 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU must support AVX2 and POPCNT; callers check with
-    /// `Backend::Avx2.is_available()` (every AVX2 CPU has POPCNT). There is no other
+    /// `Backend::Avx2.is_available_with(CpuFeatures::POPCNT)`. There is no other
     /// precondition.
     #[target_feature(enable = "avx2,popcnt")]
     pub(crate) unsafe fn popcount_avx2(words: &[u64], mask: u64) -> u64 {
@@ -201,7 +209,7 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512 VPOPCNTDQ and POPCNT; callers check with
-    /// `Backend::Avx512.is_available()` and [`has_vpopcntdq`]. There is no other
+    /// `Backend::Avx512.is_available_with(POPCOUNT_AVX512_EXTRA)`. There is no other
     /// precondition.
     #[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
     pub(crate) unsafe fn popcount_avx512(words: &[u64], mask: u64) -> u64 {
@@ -218,18 +226,13 @@ mod x86 {
         binary_loop(op, a, b)
     }
 
-    pub(crate) fn has_avx512_bmi2() -> bool {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("popcnt")
-    }
-
     /// [`super::append_fields`] on AVX-512F and BMI2.
     ///
     /// # Safety
     /// The CPU must support AVX-512F, BMI2 and POPCNT; callers check with
-    /// [`has_avx512_bmi2`]. There is no other precondition: `out` only grows (the
-    /// compressed stores write into capacity reserved here).
+    /// `Backend::Avx512.is_available_with(FIELDS_AVX512_EXTRA)`. There is no other
+    /// precondition: `out` only grows (the compressed stores write into capacity reserved
+    /// here).
     #[target_feature(enable = "avx512f,bmi2,popcnt")]
     pub(crate) unsafe fn append_fields_avx512(
         words: &[u64],
@@ -283,17 +286,6 @@ mod x86 {
             unsafe { out.set_len(len) };
         }
     }
-
-    pub(crate) fn has_vpopcntdq() -> bool {
-        #[cfg(not(miri))]
-        {
-            std::is_x86_feature_detected!("avx512vpopcntdq")
-        }
-        #[cfg(miri)]
-        {
-            false
-        }
-    }
 }
 
 /// Sum of `count_ones(w & mask)` over `words`, on `backend` (which must be available:
@@ -301,15 +293,13 @@ mod x86 {
 pub(crate) fn popcount(backend: Backend, words: &[u64], mask: u64) -> u64 {
     match backend {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 if x86::has_vpopcntdq() => {
-            // SAFETY: the backend is available (AVX-512F) and VPOPCNTDQ was just detected;
-            // AVX-512F implies AVX2 and POPCNT on every CPU that has it.
+        Backend::Avx512 if Backend::Avx512.is_available_with(POPCOUNT_AVX512_EXTRA) => {
+            // SAFETY: AVX-512F, VPOPCNTDQ and POPCNT were just detected.
             unsafe { x86::popcount_avx512(words, mask) }
         }
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx512 => {
-            // SAFETY: both backends imply AVX2 (checked by `is_available`), and every AVX2
-            // CPU has POPCNT.
+        Backend::Avx2 | Backend::Avx512 if Backend::Avx2.is_available_with(CpuFeatures::POPCNT) => {
+            // SAFETY: AVX2 and POPCNT were just detected.
             unsafe { x86::popcount_avx2(words, mask) }
         }
         Backend::Wide => popcount_loop(words, mask),

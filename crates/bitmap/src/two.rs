@@ -662,6 +662,56 @@ impl AtomicTwoBitmap {
         self.words.iter().all(|w| w.load(Ordering::Relaxed) == 0)
     }
 
+    /// Serializes a snapshot (word by word if inserts run concurrently) in [`TwoBitmap`]'s
+    /// format: [`TwoBitmap::from_bytes`] and [`from_bytes`](Self::from_bytes) read it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.words.len() * 8);
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail and the snapshot cannot change meanwhile");
+        out
+    }
+
+    /// Streams a snapshot of the 2-bitmap into `writer` (as [`to_bytes`](Self::to_bytes);
+    /// the words are copied first, so the item count and checksum agree with them).
+    ///
+    /// # Errors
+    /// `Core(Io)` if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
+        let words: Vec<u64> = self
+            .words
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        let distinct = words
+            .iter()
+            .map(|&w| u64::from((w & LOW).count_ones() + (w & (LOW << 1)).count_ones()))
+            .sum();
+        crate::encode_words(
+            writer,
+            FilterKind::TwoBitmap,
+            self.universe * 2,
+            distinct,
+            &words,
+        )
+    }
+
+    /// Reads a 2-bitmap written by [`to_bytes`](Self::to_bytes) or
+    /// [`TwoBitmap::to_bytes`].
+    ///
+    /// # Errors
+    /// As [`TwoBitmap::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        TwoBitmap::from_bytes(bytes).map(AtomicTwoBitmap::from)
+    }
+
+    /// Reads one serialized 2-bitmap from `reader`.
+    ///
+    /// # Errors
+    /// As [`TwoBitmap::read_from`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        TwoBitmap::read_from(reader).map(AtomicTwoBitmap::from)
+    }
+
     /// The plain 2-bitmap (no copy).
     pub fn into_inner(self) -> TwoBitmap {
         TwoBitmap {
@@ -708,11 +758,17 @@ impl FromIterator<u32> for TwoBitmap {
 /// On a value outside the universe (values before it are recorded).
 impl Extend<u32> for TwoBitmap {
     fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
-        for x in iter {
-            if let Err(e) = self.insert(x) {
-                panic!("{e}");
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                // A value outside the universe: the batch recorded nothing, so record up
+                // to that value one by one and panic there.
+                for &x in chunk {
+                    if let Err(e) = self.insert(x) {
+                        panic!("{e}");
+                    }
+                }
             }
-        }
+        });
     }
 }
 
@@ -742,10 +798,16 @@ impl Extend<u32> for AtomicTwoBitmap {
 /// On a value outside the universe (values before it are recorded).
 impl Extend<u32> for &AtomicTwoBitmap {
     fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
-        for x in iter {
-            if let Err(e) = self.insert(x) {
-                panic!("AtomicTwoBitmap::extend: {e}");
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                // A value outside the universe: the batch inserted nothing, so insert up
+                // to that value one by one and panic there.
+                for &x in chunk {
+                    if let Err(e) = self.insert(x) {
+                        panic!("AtomicTwoBitmap::extend: {e}");
+                    }
+                }
             }
-        }
+        });
     }
 }

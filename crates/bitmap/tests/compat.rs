@@ -12,7 +12,9 @@
 
 use std::collections::BTreeSet;
 
-use bloomforge_bitmap::{Bitmap, BitmapView, Seen, TwoBitmap, TwoBitmapView};
+use bloomforge_bitmap::{
+    AtomicBitmap, AtomicTwoBitmap, Bitmap, BitmapView, Seen, TwoBitmap, TwoBitmapView,
+};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/compat/");
 
@@ -44,6 +46,14 @@ fn bitmaps_written_before_still_load() {
     }
     assert_eq!(b.to_bytes(), bytes);
     assert_eq!(Bitmap::read_from(&bytes[..]).unwrap(), b);
+    // The atomic form reads and writes the same bytes.
+    let a = AtomicBitmap::from_bytes(&bytes).unwrap();
+    assert_eq!(a.to_bytes(), bytes);
+    let a = AtomicBitmap::read_from(&bytes[..]).unwrap();
+    let mut streamed = Vec::new();
+    a.write_to(&mut streamed).unwrap();
+    assert_eq!(streamed, bytes);
+    assert!(a.into_inner() == b);
 }
 
 #[test]
@@ -68,6 +78,14 @@ fn two_bitmaps_written_before_still_load() {
     }
     assert_eq!(t.to_bytes(), bytes);
     assert_eq!(TwoBitmap::read_from(&bytes[..]).unwrap(), t);
+    // The atomic form reads and writes the same bytes.
+    let a = AtomicTwoBitmap::from_bytes(&bytes).unwrap();
+    assert_eq!(a.to_bytes(), bytes);
+    let a = AtomicTwoBitmap::read_from(&bytes[..]).unwrap();
+    let mut streamed = Vec::new();
+    a.write_to(&mut streamed).unwrap();
+    assert_eq!(streamed, bytes);
+    assert!(a.into_inner() == t);
 }
 
 /// Writes the fixtures (see the file's docs).

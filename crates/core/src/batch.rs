@@ -200,17 +200,34 @@ pub const EXTEND_CHUNK: usize = 1024;
 /// rather than key by key. `insert` sees the keys in order and is never called with an
 /// empty chunk.
 pub fn for_each_chunk<K>(iter: impl IntoIterator<Item = K>, mut insert: impl FnMut(&[K])) {
+    let Ok(()) = try_for_each_chunk::<K, core::convert::Infallible>(iter, |chunk| {
+        insert(chunk);
+        Ok(())
+    });
+}
+
+/// [`for_each_chunk`] for a fallible batch insert: stops at the first chunk whose
+/// `insert` fails and returns its error (later keys are not read from `iter`).
+///
+/// # Errors
+/// The first error `insert` returns.
+pub fn try_for_each_chunk<K, E>(
+    iter: impl IntoIterator<Item = K>,
+    mut insert: impl FnMut(&[K]) -> Result<(), E>,
+) -> Result<(), E> {
     let iter = iter.into_iter();
     let mut chunk = Vec::with_capacity(iter.size_hint().0.clamp(1, EXTEND_CHUNK));
     for key in iter {
         chunk.push(key);
         if chunk.len() == EXTEND_CHUNK {
-            insert(&chunk);
+            insert(&chunk)?;
             chunk.clear();
         }
     }
-    if !chunk.is_empty() {
-        insert(&chunk);
+    if chunk.is_empty() {
+        Ok(())
+    } else {
+        insert(&chunk)
     }
 }
 
@@ -228,6 +245,25 @@ mod tests {
             });
             assert_eq!(seen, (0..n).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn fallible_chunks_stop_at_the_first_error() {
+        let mut seen = Vec::new();
+        let r = super::try_for_each_chunk(0..5000, |chunk: &[i32]| {
+            seen.extend_from_slice(chunk);
+            if seen.len() > super::EXTEND_CHUNK {
+                Err(seen.len())
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(r, Err(2 * super::EXTEND_CHUNK));
+        assert_eq!(
+            seen,
+            (0..2 * super::EXTEND_CHUNK as i32).collect::<Vec<_>>()
+        );
+        assert_eq!(super::try_for_each_chunk(0..0, |_: &[i32]| Err(())), Ok(()));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! untested by every test that loops over `Backend::available()` (this crate's, and the
 //! counting, d-left, bitmap and cuckoo crates' kernel tests).
 
+use bloomforge_core::arch::CpuFeatures;
 use bloomforge_core::{
     AtomicBlockedBloomFilter, AtomicSplitBlockBloomFilter, Backend, BlockedBloomFilter,
     SplitBlockBloomFilter,
@@ -58,6 +59,27 @@ fn available_backends_match_the_cpu_flags() {
     report(&format!(
         "core: kernels checked on {}",
         names(&expected()).join(", ")
+    ));
+}
+
+/// Core's feature detection, which every crate's kernels ask, agrees with the CPU's flags
+/// feature by feature.
+#[test]
+fn detected_cpu_features_match_the_cpu_flags() {
+    for name in CpuFeatures::ALL.names() {
+        let feature = CpuFeatures::from_name(name).expect("a named feature");
+        assert_eq!(
+            feature.is_detected(),
+            cpu_runs(&[name]),
+            "CpuFeatures::detected() and the CPU flags disagree on {name}"
+        );
+    }
+    report(&format!(
+        "core: CPU features detected: {}",
+        CpuFeatures::detected()
+            .names()
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
 }
 

@@ -14,6 +14,7 @@ use crate::layout::{
     counter_slot, line_counter, line_index, prefetch, CounterLine, PREFETCH_AHEAD,
 };
 use crate::nibble::{decrement, increment, nonzero};
+use bloomforge_core::arch::CpuFeatures;
 use bloomforge_core::batch::Ring;
 use bloomforge_core::Backend;
 
@@ -787,61 +788,21 @@ unsafe fn contains_batch<K: LineKernel, H: HashSource>(
     });
 }
 
-/// Defines `$name(backend, args..)`, which calls `$generic::<K, ..>(args..)` with `K` the
-/// kernel of `backend`, inside a function compiled with that backend's target features so
-/// the kernel inlines into it.
-///
-/// The generated function is safe and checks only the CPU requirement (through the
-/// `Backend`, which a filter holds only after `backend_available`); `$generic`'s other
-/// precondition, `k <= MAX_HASHES`, is left to its callers, which pass a filter's own
-/// validated `k`.
+/// Core's [`dispatch_kernels!`](bloomforge_core::dispatch_kernels) with this crate's line
+/// kernels: a filter holds a backend only after [`backend_available`] (AVX-512 here needs
+/// AVX-512BW as well); `$generic`'s other precondition, `k <= MAX_HASHES`, is left to the
+/// callers, which pass a filter's own validated `k`.
 macro_rules! dispatch_fn {
     ($name:ident <$($g:ident : $bound:path),*> ($($arg:ident : $ty:ty),*) -> $ret:ty => $generic:ident) => {
-        #[inline]
-        pub(crate) fn $name<$($g: $bound),*>(backend: Backend, $($arg: $ty),*) -> $ret {
-            match backend {
-                #[cfg(target_arch = "x86_64")]
-                Backend::Avx512 => {
-                    /// The generic function with the AVX-512 kernel, compiled with its
-                    /// features.
-                    ///
-                    /// # Safety
-                    /// The CPU must support AVX2, AVX-512F and AVX-512BW (callers check with
-                    /// `backend_available(Backend::Avx512)`), and `k <= MAX_HASHES`.
-                    #[target_feature(enable = "avx2,avx512f,avx512bw")]
-                    unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX-512F and AVX-512BW; `k`
-                        // is bounded by this function's contract.
-                        unsafe { $generic::<Avx512, $($g),*>($($arg),*) }
-                    }
-                    // SAFETY: a filter holds `Backend::Avx512` only after
-                    // `backend_available` confirmed AVX-512F and AVX-512BW on this CPU;
-                    // `k <= MAX_HASHES` is this function's callers' (see `dispatch_fn!`).
-                    unsafe { wrapper::<$($g),*>($($arg),*) }
-                }
-                #[cfg(target_arch = "x86_64")]
-                Backend::Avx2 => {
-                    /// The generic function with the AVX2 kernel, compiled with its
-                    /// features.
-                    ///
-                    /// # Safety
-                    /// The CPU must support AVX2 (callers check with
-                    /// `backend_available(Backend::Avx2)`), and `k <= MAX_HASHES`.
-                    #[target_feature(enable = "avx2")]
-                    unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2; `k` is bounded by this
-                        // function's contract.
-                        unsafe { $generic::<Avx2, $($g),*>($($arg),*) }
-                    }
-                    // SAFETY: a filter holds `Backend::Avx2` only after `backend_available`
-                    // confirmed AVX2 on this CPU; `k <= MAX_HASHES` is this function's
-                    // callers' (see `dispatch_fn!`).
-                    unsafe { wrapper::<$($g),*>($($arg),*) }
-                }
-                // SAFETY: the portable kernel needs no CPU feature; `k <= MAX_HASHES` is
-                // this function's callers' (see `dispatch_fn!`).
-                _ => unsafe { $generic::<Portable, $($g),*>($($arg),*) },
+        bloomforge_core::dispatch_kernels! {
+            kernels {
+                avx512: Avx512 ["avx2", "avx512f", "avx512bw"],
+                avx2: Avx2 ["avx2"],
+                wide: Portable,
+                scalar: Portable,
             }
+            #[inline]
+            pub(crate) fn $name<$($g: $bound),*>($($arg: $ty),*) -> $ret => $generic
         }
     };
 }
@@ -878,24 +839,24 @@ dispatch_fn! { d_insert_batch<H: HashSource>(lines: &mut [CounterLine], k: u32, 
 dispatch_fn! { d_remove_batch<H: HashSource>(lines: &mut [CounterLine], k: u32, src: &H, out: &mut [bool]) -> () => remove_batch }
 dispatch_fn! { d_contains_batch<H: HashSource>(lines: &[CounterLine], k: u32, src: &H, out: &mut [bool]) -> () => contains_batch }
 
-/// Whether this CPU runs `backend`'s kernels (AVX-512 here needs AVX-512BW as well as F).
-/// `Scalar` and `Wide` both run the portable kernel (nibble counters gain nothing from
-/// `wide`'s vectors without shuffles), so both are always available.
-pub(crate) fn backend_available(backend: Backend) -> bool {
-    // Core's check: AVX-512 there is AVX2 + AVX-512F, plus AVX-512BW here.
-    backend.is_available_with_bw()
+/// The features this crate's kernels need besides `backend`'s own: AVX-512BW for
+/// `Avx512` (they work on bytes and words). `Scalar` and `Wide` both run the portable
+/// kernel (nibble counters gain nothing from `wide`'s vectors without shuffles).
+pub(crate) fn extra_features(backend: Backend) -> CpuFeatures {
+    match backend {
+        Backend::Avx512 => CpuFeatures::AVX512BW,
+        _ => CpuFeatures::NONE,
+    }
 }
 
-/// The fastest backend this CPU runs, detected once per process.
-pub(crate) fn detect_backend() -> Backend {
-    use std::sync::OnceLock;
-    static BEST: OnceLock<Backend> = OnceLock::new();
-    *BEST.get_or_init(|| {
-        [Backend::Avx512, Backend::Avx2]
-            .into_iter()
-            .find(|&b| backend_available(b))
-            .unwrap_or(Backend::Scalar)
-    })
+/// Whether this CPU runs `backend`'s kernels.
+pub(crate) fn backend_available(backend: Backend) -> bool {
+    backend.is_available_with(extra_features(backend))
+}
+
+/// The fastest backend this CPU runs the kernels of (core's detection).
+pub(crate) fn default_backend() -> Backend {
+    Backend::detect_among(&[Backend::Avx2, Backend::Avx512], extra_features)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::error::{CountingError, CountingShape};
 use crate::kernels::{
     backend_available, d_contains_batch, d_contains_one, d_insert_batch, d_insert_one,
-    d_remove_batch, d_remove_one, detect_backend, Hashes, Keys,
+    d_remove_batch, d_remove_one, default_backend, Hashes, Keys,
 };
 use crate::layout::{
     counter_slot, gather_bytes, line_index, line_mask, standard_positions, CounterLayout,
@@ -279,7 +279,7 @@ impl<S> CountingBloomFilter<S> {
             num_counters,
             k,
             layout,
-            backend: detect_backend(),
+            backend: default_backend(),
             hasher,
             items: 0,
         })
@@ -323,7 +323,7 @@ impl<S> CountingBloomFilter<S> {
             num_counters,
             k,
             layout,
-            backend: detect_backend(),
+            backend: default_backend(),
             hasher,
             items: 0,
         };

@@ -552,9 +552,8 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     /// The pipelined query loop: hashes and prefetches both buckets `AHEAD` keys ahead.
     ///
     /// # Safety
-    /// The CPU supports kernel `K`: AVX2 for `Avx2Kernel` (the filter's `Kernel::Avx2`
-    /// exists only for a backend that passed `Backend::is_available()`), nothing for
-    /// `ScalarKernel`. There is no other precondition: the buckets probed are below
+    /// The CPU supports kernel `K`: AVX2 for `Avx2Kernel` (core's dispatch picks it only for
+    /// a backend that passed `Backend::is_available()`), nothing for `ScalarKernel`. There is no other precondition: the buckets probed are below
     /// `num_buckets` of this filter's table. `out` receives the first
     /// `min(src.len(), out.len())` answers.
     #[inline(always)]
@@ -595,30 +594,7 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
             }
             .into());
         }
-        match self.kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => {
-                /// The query loop with the AVX2 kernel, compiled with AVX2.
-                ///
-                /// # Safety
-                /// The CPU must support AVX2 (callers check with the filter's
-                /// `Kernel::Avx2`, built only for an available backend). There is no
-                /// other precondition.
-                #[target_feature(enable = "avx2")]
-                unsafe fn run<F: Fingerprint, S, Src: HashSource>(
-                    f: &CuckooFilter<F, S>,
-                    src: &Src,
-                    out: &mut [bool],
-                ) {
-                    // SAFETY: this function runs only with AVX2 enabled.
-                    unsafe { f.contains_loop::<Avx2Kernel, Src>(src, out) }
-                }
-                // SAFETY: `Kernel::Avx2` is only built for a CPU with AVX2.
-                unsafe { run(self, src, out) }
-            }
-            // SAFETY: the scalar kernel needs no CPU feature.
-            Kernel::Scalar => unsafe { self.contains_loop::<ScalarKernel, Src>(src, out) },
-        }
+        d_contains_loop(self.backend, self, src, out);
         Ok(())
     }
 
@@ -694,6 +670,35 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     }
 }
 
+/// [`CuckooFilter::contains_loop`] as a free function, for core's dispatch.
+///
+/// # Safety
+/// As `contains_loop`: the CPU supports kernel `K`.
+#[inline(always)]
+unsafe fn contains_loop<K: MatchKernel, F: Fingerprint, S: Sized, Src: HashSource>(
+    filter: &CuckooFilter<F, S>,
+    src: &Src,
+    out: &mut [bool],
+) {
+    // SAFETY: forwarded contract.
+    unsafe { filter.contains_loop::<K, Src>(src, out) }
+}
+
+// Core's dispatch with this crate's match kernels: AVX2 for the `Avx2` and `Avx512`
+// backends (two buckets of at most 16 bytes fill one 256-bit register; 512 bits would only
+// add idle lanes), the scalar (SWAR) kernel for `Scalar` and `Wide`. A filter holds a
+// backend only after `Backend::is_available()`, which covers AVX2 for both.
+bloomforge_core::dispatch_kernels! {
+    kernels {
+        avx512: Avx2Kernel ["avx2"],
+        avx2: Avx2Kernel ["avx2"],
+        wide: ScalarKernel,
+        scalar: ScalarKernel,
+    }
+    /// The pipelined query loop with the kernel of `backend` (the filter's own).
+    fn d_contains_loop<F: Fingerprint, S: Sized, Src: HashSource>(filter: &CuckooFilter<F, S>, src: &Src, out: &mut [bool]) -> () => contains_loop
+}
+
 impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
     /// Inserts `key` (a multiset: inserting a key twice stores two copies).
     ///
@@ -756,10 +761,16 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
     /// # Errors
     /// [`CuckooError::Full`] from the first failing insert.
     pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
-        for key in iter {
-            self.insert(&key)?;
-        }
-        Ok(())
+        // Through the pipelined batch insert, a chunk at a time; a chunk that fails leaves
+        // the filter answers as before, and is then inserted key by key up to the key that fails.
+        bloomforge_core::batch::try_for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                for key in chunk {
+                    self.insert(key)?;
+                }
+            }
+            Ok(())
+        })
     }
 }
 

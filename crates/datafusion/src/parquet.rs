@@ -72,7 +72,7 @@
 //! payload aligned. Writing hands the filter's bitset to the parquet crate's writer
 //! (`Sbbf::new`, one copy), which writes it as it would its own filter.
 
-use crate::error::BloomUdfError;
+use crate::error::{BloomUdfError, Result};
 use crate::keys::KEY_TYPES;
 use bloomforge_core::{parquet_hash, ParquetHasher, SplitBlockBloomFilter};
 use datafusion::arrow::array::{
@@ -83,7 +83,6 @@ use datafusion::arrow::datatypes::{
     UInt8Type,
 };
 use datafusion::common::{exec_err, plan_err, ScalarValue};
-use datafusion::error::DataFusionError;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
@@ -115,119 +114,6 @@ pub const BLOOM_PARQUET_FILTER: &str = "bloom_parquet_filter";
 /// The largest bitset Parquet writers produce (parquet-rs's `BITSET_MAX_LENGTH`, 128 MiB);
 /// larger stored filters are refused before anything is allocated.
 pub const MAX_BITSET_BYTES: usize = 128 * 1024 * 1024;
-
-/// Errors of the Parquet module.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ParquetFilterError {
-    /// The file could not be opened or read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's error.
-        source: std::io::Error,
-    },
-    /// The parquet crate refused the file (not Parquet, corrupt footer or metadata) or a
-    /// write failed.
-    #[error("{path}: {source}")]
-    Parquet {
-        /// The file (`<writer>` when writing to a caller's writer).
-        path: PathBuf,
-        /// The parquet crate's error.
-        source: ParquetError,
-    },
-    /// The file has no leaf column of this name (dotted path for nested columns).
-    #[error("{path}: no column {column:?}; the file has {available:?}")]
-    NoSuchColumn {
-        /// The file.
-        path: PathBuf,
-        /// The name asked for.
-        column: String,
-        /// The file's leaf columns.
-        available: Vec<String>,
-    },
-    /// The writer stored no Bloom filter for this column in this row group.
-    #[error("{path}: column {column:?} has no Bloom filter in row group {row_group}")]
-    NoBloomFilter {
-        /// The file.
-        path: PathBuf,
-        /// The column.
-        column: String,
-        /// The row group without one.
-        row_group: usize,
-    },
-    /// The stored filter is not a readable split-block filter: a corrupt or unsupported
-    /// header, a length out of range or past the end of the file.
-    #[error("{path}: column {column:?}, row group {row_group}: bad Bloom filter: {reason}")]
-    InvalidBloomFilter {
-        /// The file.
-        path: PathBuf,
-        /// The column.
-        column: String,
-        /// The row group.
-        row_group: usize,
-        /// What is wrong.
-        reason: String,
-    },
-    /// Row groups' filters whose sizes cannot be folded into one filter (neither block
-    /// count divides the other; Parquet writers use powers of two, which always fold).
-    #[error("column {column:?}: row group filters of {blocks_a} and {blocks_b} blocks cannot be combined")]
-    MismatchedSizes {
-        /// The column.
-        column: String,
-        /// One row group's block count.
-        blocks_a: usize,
-        /// Another's.
-        blocks_b: usize,
-    },
-    /// A column or key whose type Parquet Bloom filters cannot serve here.
-    #[error("column {column:?}: unsupported type {data_type}; supported: {supported}")]
-    UnsupportedType {
-        /// The column (or the SQL function, for a key).
-        column: String,
-        /// The type, as Arrow or Parquet prints it.
-        data_type: String,
-        /// What is supported.
-        supported: &'static str,
-    },
-    /// An invalid writer argument (a column not in the batches, batches of different
-    /// schemas, a false-positive rate out of range).
-    #[error("{0}")]
-    InvalidArgument(String),
-    /// Sizing or building the filter failed in `bloomforge-core`.
-    #[error(transparent)]
-    Core(#[from] bloomforge_core::Error),
-}
-
-/// `Result` with [`ParquetFilterError`].
-pub type Result<T, E = ParquetFilterError> = core::result::Result<T, E>;
-
-/// Wrong arguments are planning errors; everything else keeps its typed value as an
-/// external error (get it back with `DataFusionError::find_root` and `downcast_ref`).
-impl From<ParquetFilterError> for DataFusionError {
-    fn from(e: ParquetFilterError) -> Self {
-        match e {
-            ParquetFilterError::UnsupportedType { .. } | ParquetFilterError::InvalidArgument(_) => {
-                DataFusionError::Plan(e.to_string())
-            }
-            other => DataFusionError::External(Box::new(other)),
-        }
-    }
-}
-
-/// Composes with `?` into the crate's error type ([`BloomUdfError::Core`] wrapping it as
-/// a core `Error::Filter`, whose source is this error).
-impl From<ParquetFilterError> for BloomUdfError {
-    fn from(e: ParquetFilterError) -> Self {
-        match e {
-            ParquetFilterError::Core(core) => BloomUdfError::Core(core),
-            other => BloomUdfError::Core(bloomforge_core::Error::Filter(
-                bloomforge_core::SourceError::new(other),
-            )),
-        }
-    }
-}
 
 /// The Parquet physical type of a column, which decides the bytes a value is hashed as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -452,10 +338,10 @@ fn for_each_key(array: &dyn Array, physical: PhysicalType, mut f: impl FnMut(usi
 /// stores them (see the [module table](self#hashing)), appended to `out`.
 ///
 /// # Errors
-/// [`ParquetFilterError::UnsupportedType`] for a type outside the table.
+/// [`BloomUdfError::UnsupportedColumnType`] for a type outside the table.
 pub fn parquet_hashes(array: &dyn Array, out: &mut Vec<u64>) -> Result<()> {
     let physical = PhysicalType::of_arrow(array.data_type()).ok_or_else(|| {
-        ParquetFilterError::UnsupportedType {
+        BloomUdfError::UnsupportedColumnType {
             column: String::new(),
             data_type: array.data_type().to_string(),
             supported: PARQUET_KEY_TYPES,
@@ -493,11 +379,11 @@ pub fn parquet_num_blocks(expected_items: u64, false_pos: f64) -> Result<u64> {
 /// use datafusion::arrow::array::Int32Array;
 /// let f = bloomforge_datafusion::parquet::build_filter(&Int32Array::from(vec![7, 8]), 100, 0.01)?;
 /// assert!(f.contains_hash(parquet_hash(&7i32.to_le_bytes())));
-/// # Ok::<(), bloomforge_datafusion::parquet::ParquetFilterError>(())
+/// # Ok::<(), bloomforge_datafusion::BloomUdfError>(())
 /// ```
 ///
 /// # Errors
-/// [`ParquetFilterError::UnsupportedType`] for a type outside the [module
+/// [`BloomUdfError::UnsupportedColumnType`] for a type outside the [module
 /// table](self#hashing); core's sizing errors.
 pub fn build_filter(
     array: &dyn Array,
@@ -607,7 +493,7 @@ impl ParquetColumnFilter {
         if key_type_fits(t, self.physical_type) {
             Ok(())
         } else {
-            Err(ParquetFilterError::UnsupportedType {
+            Err(BloomUdfError::UnsupportedColumnType {
                 column: self.column.clone(),
                 data_type: format!("{t} key for a {:?} column", self.physical_type),
                 supported: PARQUET_KEY_TYPES,
@@ -619,7 +505,7 @@ impl ParquetColumnFilter {
     /// type cannot hold).
     ///
     /// # Errors
-    /// [`ParquetFilterError::UnsupportedType`] for a column that is not `INT32`/`INT64`.
+    /// [`BloomUdfError::UnsupportedColumnType`] for a column that is not `INT32`/`INT64`.
     pub fn contains_i64(&self, key: i64) -> Result<bool> {
         self.check_key_type(&DataType::Int64)?;
         Ok(self.answer(signed_hash(key, self.physical_type)))
@@ -637,7 +523,7 @@ impl ParquetColumnFilter {
     /// Whether the string or binary value `key` may be in the column.
     ///
     /// # Errors
-    /// [`ParquetFilterError::UnsupportedType`] for a column that is not
+    /// [`BloomUdfError::UnsupportedColumnType`] for a column that is not
     /// `BYTE_ARRAY`/`FIXED_LEN_BYTE_ARRAY`.
     pub fn contains_bytes(&self, key: &[u8]) -> Result<bool> {
         self.check_key_type(&DataType::Binary)?;
@@ -656,7 +542,7 @@ impl ParquetColumnFilter {
     /// `contains_hash_batch`.
     ///
     /// # Errors
-    /// [`ParquetFilterError::UnsupportedType`] for a key type that does not fit the
+    /// [`BloomUdfError::UnsupportedColumnType`] for a key type that does not fit the
     /// column (see the [module table](self#hashing)).
     pub fn contains_array(&self, keys: &dyn Array) -> Result<BooleanArray> {
         contains_any(core::slice::from_ref(self), keys)
@@ -669,11 +555,11 @@ impl ParquetColumnFilter {
     /// the result is the filter of both key sets at the smaller size.
     ///
     /// # Errors
-    /// [`ParquetFilterError::MismatchedSizes`] when neither block count divides the other,
-    /// [`ParquetFilterError::UnsupportedType`] for different physical types.
+    /// [`BloomUdfError::MismatchedSizes`] when neither block count divides the other,
+    /// [`BloomUdfError::UnsupportedColumnType`] for different physical types.
     pub fn union(&mut self, other: &ParquetColumnFilter) -> Result<()> {
         if other.physical_type != self.physical_type {
-            return Err(ParquetFilterError::UnsupportedType {
+            return Err(BloomUdfError::UnsupportedColumnType {
                 column: self.column.clone(),
                 data_type: format!(
                     "{:?} filter merged into a {:?} filter",
@@ -683,7 +569,7 @@ impl ParquetColumnFilter {
             });
         }
         let (a, b) = (self.filter.num_blocks(), other.filter.num_blocks());
-        let mismatch = || ParquetFilterError::MismatchedSizes {
+        let mismatch = || BloomUdfError::MismatchedSizes {
             column: self.column.clone(),
             blocks_a: a,
             blocks_b: b,
@@ -709,7 +595,7 @@ impl ParquetColumnFilter {
 /// key gives null; no filters (a file without row groups) answer `false`.
 ///
 /// # Errors
-/// [`ParquetFilterError::UnsupportedType`] for a key type that does not fit the column.
+/// [`BloomUdfError::UnsupportedColumnType`] for a key type that does not fit the column.
 pub fn contains_any(filters: &[ParquetColumnFilter], keys: &dyn Array) -> Result<BooleanArray> {
     if keys.logical_null_count() == keys.len() {
         // Only NULLs (SQL's untyped NULL included): unknown, whatever the type.
@@ -775,7 +661,7 @@ struct OpenFile {
 
 impl OpenFile {
     fn open(path: &Path) -> Result<Self> {
-        let io = |source| ParquetFilterError::Io {
+        let io = |source| BloomUdfError::Io {
             path: path.to_path_buf(),
             source,
         };
@@ -783,7 +669,7 @@ impl OpenFile {
         let len = file.metadata().map_err(io)?.len();
         let metadata = ParquetMetaDataReader::new()
             .parse_and_finish(&file)
-            .map_err(|source| ParquetFilterError::Parquet {
+            .map_err(|source| BloomUdfError::Parquet {
                 path: path.to_path_buf(),
                 source,
             })?;
@@ -810,7 +696,7 @@ impl OpenFile {
                     PhysicalType::of_column(c.physical_type(), c.type_length()),
                 ))
             }
-            None => Err(ParquetFilterError::NoSuchColumn {
+            None => Err(BloomUdfError::NoSuchColumn {
                 path: self.path.clone(),
                 column: column.to_string(),
                 available: schema.columns().iter().map(|c| c.path().string()).collect(),
@@ -835,14 +721,14 @@ impl OpenFile {
     ) -> Result<ParquetColumnFilter> {
         let chunk = self.metadata.row_group(row_group).column(index);
         let (offset, stored_len) = (chunk.bloom_filter_offset(), chunk.bloom_filter_length());
-        let bad = |path: &Path, reason: String| ParquetFilterError::InvalidBloomFilter {
+        let bad = |path: &Path, reason: String| BloomUdfError::InvalidBloomFilter {
             path: path.to_path_buf(),
             column: column.to_string(),
             row_group,
             reason,
         };
         let Some(offset) = offset else {
-            return Err(ParquetFilterError::NoBloomFilter {
+            return Err(BloomUdfError::NoBloomFilter {
                 path: self.path.clone(),
                 column: column.to_string(),
                 row_group,
@@ -870,7 +756,7 @@ impl OpenFile {
             }
             None => available.min(HEADER_MAX as u64) as usize,
         };
-        let io = |path: &Path, source| ParquetFilterError::Io {
+        let io = |path: &Path, source| BloomUdfError::Io {
             path: path.to_path_buf(),
             source,
         };
@@ -923,10 +809,10 @@ impl OpenFile {
 /// order.
 ///
 /// # Errors
-/// [`ParquetFilterError::Io`] (cannot open or read), [`ParquetFilterError::Parquet`] (not
-/// a Parquet file, corrupt footer), [`ParquetFilterError::NoSuchColumn`],
-/// [`ParquetFilterError::NoBloomFilter`] (a row group without one),
-/// [`ParquetFilterError::InvalidBloomFilter`] (corrupt or unsupported filter). Never
+/// [`BloomUdfError::Io`] (cannot open or read), [`BloomUdfError::Parquet`] (not
+/// a Parquet file, corrupt footer), [`BloomUdfError::NoSuchColumn`],
+/// [`BloomUdfError::NoBloomFilter`] (a row group without one),
+/// [`BloomUdfError::InvalidBloomFilter`] (corrupt or unsupported filter). Never
 /// panics, and allocates no more than the file holds (at most [`MAX_BITSET_BYTES`] a
 /// filter).
 pub fn read_row_group_filters(
@@ -953,7 +839,7 @@ pub fn read_row_group_filters(
 /// costs a probe per row group and keeps the rate below the sum of theirs.
 ///
 /// # Errors
-/// As [`read_row_group_filters`], and [`ParquetFilterError::MismatchedSizes`].
+/// As [`read_row_group_filters`], and [`BloomUdfError::MismatchedSizes`].
 pub fn read_column_filter(path: impl AsRef<Path>, column: &str) -> Result<ParquetColumnFilter> {
     let path = path.as_ref();
     let mut file = OpenFile::open(path)?;
@@ -1240,10 +1126,10 @@ impl BloomColumn {
 /// is then computed and discarded: leave it off).
 ///
 /// # Errors
-/// [`ParquetFilterError::InvalidArgument`] for a column not in the schema, a nested
-/// column, or batches of different schemas; [`ParquetFilterError::UnsupportedType`] for a
+/// [`BloomUdfError::InvalidArgument`] for a column not in the schema, a nested
+/// column, or batches of different schemas; [`BloomUdfError::UnsupportedColumnType`] for a
 /// column type outside the [module table](self#hashing); core's sizing errors (a
-/// false-positive rate outside (0, 1)); [`ParquetFilterError::Parquet`] (path `<writer>`)
+/// false-positive rate outside (0, 1)); [`BloomUdfError::Parquet`] (path `<writer>`)
 /// when encoding or writing fails.
 pub fn write_parquet<W: Write + Send>(
     writer: W,
@@ -1251,18 +1137,18 @@ pub fn write_parquet<W: Write + Send>(
     bloom_columns: &[BloomColumn],
     props: WriterProperties,
 ) -> Result<ParquetMetaData> {
-    let pq = |source| ParquetFilterError::Parquet {
+    let pq = |source| BloomUdfError::Parquet {
         path: PathBuf::from("<writer>"),
         source,
     };
     let Some(first) = row_groups.first() else {
-        return Err(ParquetFilterError::InvalidArgument(
+        return Err(BloomUdfError::InvalidArgument(
             "write_parquet: no batches (a Parquet file needs a schema)".into(),
         ));
     };
     let schema = first.schema();
     if let Some(other) = row_groups.iter().find(|b| b.schema() != schema) {
-        return Err(ParquetFilterError::InvalidArgument(format!(
+        return Err(BloomUdfError::InvalidArgument(format!(
             "write_parquet: batches of different schemas: {} and {}",
             schema,
             other.schema()
@@ -1272,13 +1158,13 @@ pub fn write_parquet<W: Write + Send>(
     let mut chosen = vec![None; schema.fields().len()];
     for spec in bloom_columns {
         let Some((i, field)) = schema.column_with_name(&spec.column) else {
-            return Err(ParquetFilterError::InvalidArgument(format!(
+            return Err(BloomUdfError::InvalidArgument(format!(
                 "write_parquet: no column {:?} in the batches",
                 spec.column
             )));
         };
         if PhysicalType::of_arrow(field.data_type()).is_none() {
-            return Err(ParquetFilterError::UnsupportedType {
+            return Err(BloomUdfError::UnsupportedColumnType {
                 column: spec.column.clone(),
                 data_type: field.data_type().to_string(),
                 supported: KEY_TYPES_FOR_WRITE,

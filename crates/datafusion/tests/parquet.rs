@@ -7,9 +7,9 @@
 use bloomforge_core::SplitBlockBloomFilter;
 use bloomforge_datafusion::parquet::{
     build_filter, contains_any, parquet_num_blocks, read_column_filter, read_row_group_filters,
-    write_parquet, BloomColumn, ParquetColumnFilter, ParquetFilterError, PhysicalType,
+    write_parquet, BloomColumn, ParquetColumnFilter, PhysicalType,
 };
-use bloomforge_datafusion::register;
+use bloomforge_datafusion::{register, BloomUdfError};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
     UInt32Array,
@@ -340,13 +340,13 @@ fn keys_follow_the_column_type() {
     // A string key for an integer column (and the reverse) is a typed error.
     let e = small.contains_bytes(b"x").unwrap_err();
     assert!(
-        matches!(e, ParquetFilterError::UnsupportedType { .. }),
+        matches!(e, BloomUdfError::UnsupportedColumnType { .. }),
         "{e}"
     );
     let url = read_column_filter(&path, "url").unwrap();
     assert!(matches!(
         url.contains_i64(1),
-        Err(ParquetFilterError::UnsupportedType { .. })
+        Err(BloomUdfError::UnsupportedColumnType { .. })
     ));
     // String and binary keys with the same bytes are the same key.
     assert!(url.contains_bytes(url_bytes(5).as_slice()).unwrap());
@@ -361,27 +361,27 @@ fn missing_filters_columns_and_files_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = parquet_written(dir.path());
     match read_column_filter(&path, "small") {
-        Err(ParquetFilterError::NoBloomFilter {
+        Err(BloomUdfError::NoBloomFilter {
             column, row_group, ..
         }) => assert_eq!((column.as_str(), row_group), ("small", 0)),
         other => panic!("{other:?}"),
     }
     match read_row_group_filters(&path, "nope") {
-        Err(ParquetFilterError::NoSuchColumn { available, .. }) => {
+        Err(BloomUdfError::NoSuchColumn { available, .. }) => {
             assert_eq!(available, ["url", "id", "small", "unsigned"])
         }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
         read_column_filter(dir.path().join("absent.parquet"), "url"),
-        Err(ParquetFilterError::Io { .. })
+        Err(BloomUdfError::Io { .. })
     ));
     // Not Parquet at all, empty, truncated: errors from the footer reader.
     let junk = dir.path().join("junk.parquet");
     std::fs::write(&junk, b"this is not a parquet file at all").unwrap();
     assert!(matches!(
         read_column_filter(&junk, "url"),
-        Err(ParquetFilterError::Parquet { .. })
+        Err(BloomUdfError::Parquet { .. })
     ));
     std::fs::write(&junk, b"").unwrap();
     assert!(read_column_filter(&junk, "url").is_err());
@@ -413,7 +413,7 @@ fn corrupt_filters_are_errors_not_panics() {
             std::fs::write(&bad, &bytes).unwrap();
             match read_row_group_filters(&bad, "url") {
                 Ok(filters) => assert_eq!(filters.len(), GROUPS),
-                Err(ParquetFilterError::InvalidBloomFilter { row_group, .. }) => {
+                Err(BloomUdfError::InvalidBloomFilter { row_group, .. }) => {
                     assert_eq!(row_group, 0);
                     refused += 1;
                 }
@@ -429,7 +429,7 @@ fn corrupt_filters_are_errors_not_panics() {
     std::fs::write(&bad, &bytes).unwrap();
     assert!(matches!(
         read_column_filter(&bad, "url"),
-        Err(ParquetFilterError::InvalidBloomFilter { .. })
+        Err(BloomUdfError::InvalidBloomFilter { .. })
     ));
     assert!(len > 32);
 }
@@ -445,7 +445,7 @@ fn write_parquet_refuses_bad_arguments() {
         Default::default(),
     )
     .unwrap_err();
-    assert!(matches!(e, ParquetFilterError::InvalidArgument(_)), "{e}");
+    assert!(matches!(e, BloomUdfError::InvalidArgument(_)), "{e}");
     let e = write_parquet(
         sink(),
         &input,
@@ -453,14 +453,14 @@ fn write_parquet_refuses_bad_arguments() {
         Default::default(),
     )
     .unwrap_err();
-    assert!(matches!(e, ParquetFilterError::Core(_)), "{e}");
+    assert!(matches!(e, BloomUdfError::Core(_)), "{e}");
     let e = write_parquet(sink(), &[], &[], Default::default()).unwrap_err();
-    assert!(matches!(e, ParquetFilterError::InvalidArgument(_)), "{e}");
+    assert!(matches!(e, BloomUdfError::InvalidArgument(_)), "{e}");
     let other =
         RecordBatch::try_from_iter([("x", Arc::new(Int32Array::from(vec![1])) as ArrayRef)])
             .unwrap();
     let e = write_parquet(sink(), &[input[0].clone(), other], &[], Default::default()).unwrap_err();
-    assert!(matches!(e, ParquetFilterError::InvalidArgument(_)), "{e}");
+    assert!(matches!(e, BloomUdfError::InvalidArgument(_)), "{e}");
     // A fixed size for every row group (one size: the groups union without folding).
     let mut out = Vec::new();
     write_parquet(
@@ -601,7 +601,7 @@ async fn bloom_parquet_contains_errors() {
     let root = |e: &DataFusionError| -> Option<String> {
         match e.find_root() {
             DataFusionError::External(inner) => inner
-                .downcast_ref::<ParquetFilterError>()
+                .downcast_ref::<BloomUdfError>()
                 .map(|p| format!("{p:?}")),
             _ => None,
         }

@@ -8,6 +8,7 @@ use crate::layout::{
     SHAPE_ANY, SHAPE_NARROW, SHAPE_SMALL, SLACK,
 };
 use crate::theory;
+use bloomforge_core::arch::CpuFeatures;
 use bloomforge_core::batch::Ring;
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::{Count, Filter, RemoveOutcome};
@@ -1396,40 +1397,26 @@ impl<S> DLeftCountingBloomFilter<S> {
 /// other two, but they are separate CPUID bits, so all three are checked (once, when the
 /// backend is chosen). A CPU without them uses the scalar kernel.
 fn kernel_is_avx2(backend: Backend) -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        matches!(backend, Backend::Avx2 | Backend::Avx512)
-            && std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("popcnt")
-            && std::is_x86_feature_detected!("bmi1")
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    {
-        let _ = backend;
-        false
-    }
+    matches!(backend, Backend::Avx2 | Backend::Avx512)
+        && Backend::Avx2.is_available_with(AVX2_KERNEL_EXTRA)
 }
+
+/// The features the AVX2 kernel needs besides AVX2.
+pub(crate) const AVX2_KERNEL_EXTRA: CpuFeatures = CpuFeatures::POPCNT.union(CpuFeatures::BMI1);
+
+/// The features the AVX-512 kernel needs besides AVX2 and AVX-512F.
+pub(crate) const AVX512_KERNEL_EXTRA: CpuFeatures = AVX2_KERNEL_EXTRA
+    .union(CpuFeatures::AVX512VL)
+    .union(CpuFeatures::AVX512DQ)
+    .union(CpuFeatures::AVX512BW)
+    .union(CpuFeatures::AVX512VBMI)
+    .union(CpuFeatures::AVX512BITALG);
 
 /// Whether `backend` selects the AVX-512 kernel on this CPU (where the table suits it,
 /// see [`route_of`]): `Avx512`, the AVX2 kernel's features, and AVX-512 F, VL, DQ, BW,
 /// VBMI (`vpermb`) and BITALG (`vpopcntb`), each a CPUID bit of its own.
 fn kernel_is_avx512(backend: Backend) -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        backend == Backend::Avx512
-            && kernel_is_avx2(backend)
-            && std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("avx512dq")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vbmi")
-            && std::is_x86_feature_detected!("avx512bitalg")
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    {
-        let _ = backend;
-        false
-    }
+    backend == Backend::Avx512 && Backend::Avx512.is_available_with(AVX512_KERNEL_EXTRA)
 }
 
 /// Prefetches the cache line at `p` (a hint; any address is allowed).
@@ -1863,10 +1850,16 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
     /// # Errors
     /// [`DLeftError::BucketFull`] from the first failing insert.
     pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
-        for key in iter {
-            self.insert(&key)?;
-        }
-        Ok(())
+        // Through the pipelined batch insert, a chunk at a time; a chunk that fails leaves
+        // the filter is as before, and is then inserted key by key up to the key that fails.
+        bloomforge_core::batch::try_for_each_chunk(iter, |chunk| {
+            if self.insert_batch(chunk).is_err() {
+                for key in chunk {
+                    self.insert(key)?;
+                }
+            }
+            Ok(())
+        })
     }
 }
 

@@ -125,8 +125,8 @@ pub trait Lattice {
     ///
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
-    /// `is_x86_feature_detected!` (the approximator calls this only where it found all
-    /// three). That is the whole contract: an implementation may not assume anything about
+    /// `Backend::Avx512.is_available_with` (the approximator calls this only where it
+    /// found all three). That is the whole contract: an implementation may not assume anything about
     /// `line`'s length or `k`, and `line` is an ordinary shared borrow.
     #[inline(always)]
     unsafe fn meet_probes(line: &[Self::Value], word: u64, k: usize) -> Option<Self::Value> {
@@ -142,8 +142,8 @@ pub trait Lattice {
     ///
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
-    /// `is_x86_feature_detected!` (the approximator calls this only where it found all
-    /// three). That is the whole contract: an implementation may not assume anything about
+    /// `Backend::Avx512.is_available_with` (the approximator calls this only where it
+    /// found all three). That is the whole contract: an implementation may not assume anything about
     /// `line`'s length or `k`, and `line` is an ordinary mutable borrow.
     #[inline(always)]
     unsafe fn join_probes(
@@ -545,7 +545,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
             span,
             offset,
             cells,
-            backend: crate::line::detect_backend(),
+            backend: crate::line::default_backend(),
             vbmi: false,
         }
         .with_vbmi())
@@ -698,7 +698,7 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
                 unsafe { this.insert_hash_inline::<true>(h, v) };
             }
             // SAFETY: `vbmi` is set only with `Backend::Avx512` (AVX-512F and BW checked
-            // by `set_backend` / `detect_backend`) on a CPU with VBMI.
+            // by `set_backend` / `default_backend`) on a CPU with VBMI.
             unsafe { one(self, hash, value) };
             return;
         }
@@ -1136,12 +1136,12 @@ impl<K: Hash, L: Lattice> FromIterator<(K, L::Value)> for CompactApproximator<L>
     }
 }
 
-/// Inserts every `(key, value)` pair ([`insert`](CompactApproximator::insert) cannot fail).
+/// Inserts every `(key, value)` pair ([`insert`](CompactApproximator::insert) cannot fail)
+/// through the pipelined [`insert_batch`](CompactApproximator::insert_batch),
+/// [`EXTEND_CHUNK`](bloomforge_core::batch::EXTEND_CHUNK) pairs at a time.
 impl<K: Hash, L: Lattice, S: BuildHasher> Extend<(K, L::Value)> for CompactApproximator<L, S> {
     fn extend<I: IntoIterator<Item = (K, L::Value)>>(&mut self, iter: I) {
-        for (k, v) in iter {
-            self.insert(&k, v);
-        }
+        bloomforge_core::batch::for_each_chunk(iter, |chunk| self.insert_batch(chunk));
     }
 }
 
@@ -1253,6 +1253,6 @@ mod tests {
         }
         each!(u8, u16, u32, u64);
         let a = CountMin::<u8>::new(100, 0.01).unwrap();
-        assert_eq!(a.backend(), crate::line::detect_backend());
+        assert_eq!(a.backend(), crate::line::default_backend());
     }
 }

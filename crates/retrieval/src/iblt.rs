@@ -217,7 +217,10 @@ impl<S: BuildHasher> Iblt<S> {
         self.insert_hash(self.hasher.hash_one(key));
     }
 
-    /// Removes `key` (a key never inserted leaves a negative entry, listed second).
+    /// Removes `key` (a key never inserted leaves a negative entry, listed second). Every
+    /// remove is valid, so unlike a counting filter's there is no outcome to report: a
+    /// negative entry is how [`subtract`](Self::subtract) records the keys only the other
+    /// side holds.
     pub fn remove<Q: Hash + ?Sized>(&mut self, key: &Q) {
         self.remove_hash(self.hasher.hash_one(key));
     }

@@ -20,6 +20,7 @@
 //! `insert_batch` 4.9-5.2 / 4.5-4.6 and 7.4-7.5 / 6.1-6.2, the single insert at 10^7
 //! 43-45 / 37 ns.
 
+use bloomforge_core::arch::CpuFeatures;
 use bloomforge_core::Backend;
 
 /// The cell-wise joins the kernels implement (the crate's three lattices).
@@ -48,33 +49,16 @@ pub(crate) fn backend_available(backend: Backend) -> bool {
 }
 
 /// Whether this CPU has AVX-512 VBMI (`vpermb`, `vpmultishiftqb`), which the gathering
-/// meet of `u8` lines needs besides the `Avx512` backend (detected once by `std`).
+/// meet of `u8` lines needs besides the `Avx512` backend.
 #[inline]
 pub(crate) fn vbmi_available() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vbmi")
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    {
-        false
-    }
+    Backend::Avx512.is_available_with(CpuFeatures::AVX512BW | CpuFeatures::AVX512VBMI)
 }
 
 /// The backend new approximators use: `Avx512` where available, else `Scalar` (no other
-/// backend has a line kernel), detected once per process.
-pub(crate) fn detect_backend() -> Backend {
-    use std::sync::OnceLock;
-    static BEST: OnceLock<Backend> = OnceLock::new();
-    *BEST.get_or_init(|| {
-        if backend_available(Backend::Avx512) {
-            Backend::Avx512
-        } else {
-            Backend::Scalar
-        }
-    })
+/// backend has a line kernel).
+pub(crate) fn default_backend() -> Backend {
+    Backend::detect_among(&[Backend::Avx512], |_| CpuFeatures::AVX512BW)
 }
 
 /// Most probes the VBMI probe kernels take (`avx512::meet_u8_probes`): the bytes of one

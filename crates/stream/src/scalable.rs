@@ -707,10 +707,13 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
-        for key in iter {
-            self.insert(&key)?;
-        }
-        Ok(())
+        // Through the pipelined batch insert, a chunk at a time; it stops where a single
+        // insert would, with the keys before it inserted.
+        bloomforge_core::batch::try_for_each_chunk(iter, |chunk| match self.insert_batch(chunk) {
+            Ok(_) => Ok(()),
+            Err(StreamError::BatchStopped { source, .. }) => Err(*source),
+            Err(e) => Err(e),
+        })
     }
 
     /// Whether `key` may be in the filter (`false`: certainly not). Checks the newest

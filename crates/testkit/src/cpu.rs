@@ -19,9 +19,11 @@ pub fn cpu_has(flag: &str) -> bool {
             "avx512f" => return std::is_x86_feature_detected!("avx512f"),
             "avx512bw" => return std::is_x86_feature_detected!("avx512bw"),
             "avx512vl" => return std::is_x86_feature_detected!("avx512vl"),
+            "avx512dq" => return std::is_x86_feature_detected!("avx512dq"),
             "avx512vbmi" => return std::is_x86_feature_detected!("avx512vbmi"),
             "avx512_bitalg" => return std::is_x86_feature_detected!("avx512bitalg"),
             "avx512_vpopcntdq" => return std::is_x86_feature_detected!("avx512vpopcntdq"),
+            "bmi1" => return std::is_x86_feature_detected!("bmi1"),
             "bmi2" => return std::is_x86_feature_detected!("bmi2"),
             "popcnt" => return std::is_x86_feature_detected!("popcnt"),
             _ => {}

@@ -9,16 +9,25 @@
 //! Kernels implement the crate-private `Kernel` trait; the generic batch loops in
 //! `crate::raw` are instantiated inside `#[target_feature]` wrappers so the kernels inline
 //! into them.
+//!
+//! This module is also the workspace's one CPU detection and dispatch: [`CpuFeatures`]
+//! is what the CPU has (detected once), [`Backend::is_available_with`] and
+//! [`Backend::detect_among`] let a family whose kernels need more than a backend's own
+//! features check and choose, and the `dispatch_kernels!` macro instantiates a family's
+//! generic loop with its kernel for each backend (the counting and cuckoo filters use it
+//! with their own kernel types).
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512;
+mod cpu;
 pub(crate) mod portable;
 pub(crate) mod scalar;
 
 use crate::block::{Block256, Block512};
 use core::sync::atomic::{AtomicU8, Ordering};
+pub use cpu::CpuFeatures;
 
 /// An implementation of the probe kernels.
 ///
@@ -65,19 +74,32 @@ impl Backend {
         }
     }
 
+    /// The CPU features the backend's kernels need: none for `Scalar` and `Wide`, AVX2 for
+    /// `Avx2`, AVX2 and AVX-512F for `Avx512`.
+    pub const fn required_features(self) -> CpuFeatures {
+        match self {
+            Backend::Scalar | Backend::Wide => CpuFeatures::NONE,
+            Backend::Avx2 => CpuFeatures::AVX2,
+            Backend::Avx512 => CpuFeatures::AVX2.union(CpuFeatures::AVX512F),
+        }
+    }
+
     /// Whether this CPU can run the backend.
     pub fn is_available(self) -> bool {
-        match self {
-            Backend::Scalar | Backend::Wide => true,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx2 => std::is_x86_feature_detected!("avx2"),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx512 => {
-                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("avx512f")
-            }
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
+        self.required_features().is_detected()
+    }
+
+    /// Whether this CPU runs a kernel of this backend that needs `extra` features besides
+    /// the backend's own ([`required_features`](Self::required_features)).
+    ///
+    /// ```
+    /// use bloomforge_core::{arch::CpuFeatures, Backend};
+    /// assert!(Backend::Scalar.is_available_with(CpuFeatures::NONE));
+    /// let bw = Backend::Avx512.is_available_with(CpuFeatures::AVX512BW);
+    /// assert!(!bw || Backend::Avx512.is_available());
+    /// ```
+    pub fn is_available_with(self, extra: CpuFeatures) -> bool {
+        (self.required_features() | extra).is_detected()
     }
 
     /// Whether this CPU runs the backend's kernels on 8- and 16-bit lanes: as
@@ -91,12 +113,31 @@ impl Backend {
     /// assert!(!Backend::Avx512.is_available_with_bw() || Backend::Avx512.is_available());
     /// ```
     pub fn is_available_with_bw(self) -> bool {
-        self.is_available()
-            && match self {
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                Backend::Avx512 => std::is_x86_feature_detected!("avx512bw"),
-                _ => true,
-            }
+        self.is_available_with(match self {
+            Backend::Avx512 => CpuFeatures::AVX512BW,
+            _ => CpuFeatures::NONE,
+        })
+    }
+
+    /// The fastest of `candidates` (listed slowest first) whose kernels run on this CPU,
+    /// each needing `extra(backend)` besides the backend's own features; `Scalar` if none
+    /// does. This is how a family whose kernels exist for only some backends, or need more
+    /// than a backend's base features, picks its default:
+    ///
+    /// ```
+    /// use bloomforge_core::{arch::CpuFeatures, Backend};
+    /// // Kernels for AVX2, and for AVX-512 where the CPU also has AVX-512BW.
+    /// let bw = |b| if b == Backend::Avx512 { CpuFeatures::AVX512BW } else { CpuFeatures::NONE };
+    /// let best = Backend::detect_among(&[Backend::Avx2, Backend::Avx512], bw);
+    /// assert!(best == Backend::Scalar || best.is_available_with(bw(best)));
+    /// ```
+    pub fn detect_among(candidates: &[Backend], extra: impl Fn(Backend) -> CpuFeatures) -> Backend {
+        candidates
+            .iter()
+            .rev()
+            .copied()
+            .find(|&b| b.is_available_with(extra(b)))
+            .unwrap_or(Backend::Scalar)
     }
 
     /// Every backend this CPU supports, slowest (scalar) first.
@@ -205,19 +246,41 @@ pub(crate) unsafe trait Kernel {
     unsafe fn split_insert(block: &mut Block256, h32: u32) -> bool;
 }
 
-/// Calls `$body` with `K` bound to the kernel of `$backend`, inside a function compiled with
-/// that backend's target features so the kernel inlines into the loop.
+/// Defines a safe function that runs a generic kernel loop with the kernel of a
+/// [`Backend`], inside a function compiled with that backend's target features so the
+/// kernel inlines into the loop: the one dispatch mechanism of the workspace (core's
+/// blocked and split-block filters, the counting filter, the cuckoo filter).
 ///
-/// `$name` is the wrapper's name, `$generics`/`$args`/`$ret` its signature; `$generic` is an
-/// `#[inline(always)] unsafe fn` taking `K: Kernel` as its first generic parameter. The
-/// generated function is safe and checks only the CPU requirement (through the `Backend`,
-/// which reaches a filter only after `Backend::is_available()`); every other precondition
-/// of `$generic` (for the block probes: `k` within the layout's `MIN_HASHES..=MAX_HASHES`,
-/// and for `raw::contains_one` a non-empty block array of at most `L::MAX_BLOCKS` blocks)
-/// is left to the callers of the generated function, which pass a filter's own validated
-/// fields.
-macro_rules! dispatch_fn {
+/// The `kernels` table names the kernel type of each backend and, for the two x86-64
+/// ones, every target feature it is compiled with (as string literals). `$generic` is an
+/// `#[inline(always)] unsafe fn` taking the kernel as its first generic parameter; the
+/// generated `$name` takes a [`Backend`] before `$generic`'s arguments:
+///
+/// ```text
+/// dispatch_kernels! {
+///     kernels { avx512: Avx512 ["avx2", "avx512f", "avx512bw"], avx2: Avx2 ["avx2"],
+///               wide: Portable, scalar: Portable }
+///     pub(crate) fn d_insert_one<>(lines: &mut [Line], hash: u64, k: u32) -> bool => insert_one
+/// }
+/// ```
+///
+/// The generated function checks only the CPU requirement, through the `Backend`: a
+/// crate must let a filter hold a backend only after checking that this CPU has every
+/// feature its table lists for it ([`Backend::is_available_with`] with the kernels' extra
+/// features). Every other precondition of `$generic` is left to the generated function's
+/// callers, which pass a filter's own validated fields. Where the crate is compiled with a
+/// backend's features enabled (`-C target-cpu=native`), that backend's kernel is called
+/// directly, without the wrapper.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! dispatch_kernels {
     (
+        kernels {
+            avx512: $k512:ty [$($f512:literal),+],
+            avx2: $k2:ty [$($f2:literal),+],
+            wide: $kw:ty,
+            scalar: $ks:ty $(,)?
+        }
         $(#[$meta:meta])*
         $vis:vis fn $name:ident <$($g:ident : $bound:path),*> ( $($arg:ident : $ty:ty),* ) -> $ret:ty
         => $generic:ident
@@ -225,19 +288,17 @@ macro_rules! dispatch_fn {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments)]
         $vis fn $name<$($g: $bound),*>(backend: $crate::arch::Backend, $($arg: $ty),*) -> $ret {
-            // Built with the features enabled (`-C target-cpu=native`): call the kernel
-            // directly so it inlines into the caller, no wrapper call.
-            #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "avx512f"))]
+            #[cfg(all(target_arch = "x86_64", $(target_feature = $f512),+))]
             if backend == $crate::arch::Backend::Avx512 {
                 // SAFETY: the features are enabled at compile time for the whole crate; the
-                // other preconditions are this function's callers' (see `dispatch_fn!`).
-                return unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) };
+                // other preconditions are this function's callers' (see `dispatch_kernels!`).
+                return unsafe { $generic::<$k512, $($g),*>($($arg),*) };
             }
-            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+            #[cfg(all(target_arch = "x86_64", $(target_feature = $f2),+))]
             if backend == $crate::arch::Backend::Avx2 {
-                // SAFETY: AVX2 is enabled at compile time for the whole crate; the other
-                // preconditions are this function's callers' (see `dispatch_fn!`).
-                return unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) };
+                // SAFETY: the features are enabled at compile time for the whole crate; the
+                // other preconditions are this function's callers' (see `dispatch_kernels!`).
+                return unsafe { $generic::<$k2, $($g),*>($($arg),*) };
             }
             match backend {
                 #[cfg(target_arch = "x86_64")]
@@ -245,18 +306,18 @@ macro_rules! dispatch_fn {
                     /// The generic function with the AVX-512 kernel, compiled with its features.
                     ///
                     /// # Safety
-                    /// The CPU must support AVX2 and AVX-512F (callers check with
-                    /// `Backend::Avx512.is_available()`), and the arguments must meet
-                    /// the generic function's other preconditions.
-                    #[target_feature(enable = "avx2,avx512f")]
+                    /// The CPU must support every feature enabled here (callers check
+                    /// through the filter's `Backend`), and the arguments must meet the
+                    /// generic function's other preconditions.
+                    $(#[target_feature(enable = $f512)])+
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2 and AVX-512F enabled;
-                        // the other preconditions are this function's own.
-                        unsafe { $generic::<$crate::arch::avx512::Avx512, $($g),*>($($arg),*) }
+                        // SAFETY: this function runs only with the kernel's features
+                        // enabled; the other preconditions are this function's own.
+                        unsafe { $generic::<$k512, $($g),*>($($arg),*) }
                     }
-                    // SAFETY: a `Backend::Avx512` reaches a filter only after
-                    // `is_available()` confirmed AVX2 and AVX-512F on this CPU; the other
-                    // preconditions are this function's callers' (see `dispatch_fn!`).
+                    // SAFETY: a filter holds `Backend::Avx512` only after its crate checked
+                    // every feature of the kernel on this CPU; the other preconditions are
+                    // this function's callers' (see `dispatch_kernels!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
                 #[cfg(target_arch = "x86_64")]
@@ -264,29 +325,45 @@ macro_rules! dispatch_fn {
                     /// The generic function with the AVX2 kernel, compiled with its features.
                     ///
                     /// # Safety
-                    /// The CPU must support AVX2 (callers check with
-                    /// `Backend::Avx2.is_available()`), and the arguments must meet
-                    /// the generic function's other preconditions.
-                    #[target_feature(enable = "avx2")]
+                    /// The CPU must support every feature enabled here (callers check
+                    /// through the filter's `Backend`), and the arguments must meet the
+                    /// generic function's other preconditions.
+                    $(#[target_feature(enable = $f2)])+
                     unsafe fn wrapper<$($g: $bound),*>($($arg: $ty),*) -> $ret {
-                        // SAFETY: this function runs only with AVX2 enabled; the other
-                        // preconditions are this function's own.
-                        unsafe { $generic::<$crate::arch::avx2::Avx2, $($g),*>($($arg),*) }
+                        // SAFETY: this function runs only with the kernel's features
+                        // enabled; the other preconditions are this function's own.
+                        unsafe { $generic::<$k2, $($g),*>($($arg),*) }
                     }
-                    // SAFETY: a `Backend::Avx2` reaches a filter only after `is_available()`
-                    // confirmed AVX2 on this CPU; the other preconditions are this
-                    // function's callers' (see `dispatch_fn!`).
+                    // SAFETY: a filter holds `Backend::Avx2` only after its crate checked
+                    // every feature of the kernel on this CPU; the other preconditions are
+                    // this function's callers' (see `dispatch_kernels!`).
                     unsafe { wrapper::<$($g),*>($($arg),*) }
                 }
                 // SAFETY: the portable kernel needs no CPU feature beyond the target's; the
-                // other preconditions are this function's callers' (see `dispatch_fn!`).
-                $crate::arch::Backend::Wide => unsafe {
-                    $generic::<$crate::arch::portable::Portable, $($g),*>($($arg),*)
-                },
+                // other preconditions are this function's callers' (see `dispatch_kernels!`).
+                $crate::arch::Backend::Wide => unsafe { $generic::<$kw, $($g),*>($($arg),*) },
                 // SAFETY: the scalar kernel needs no CPU feature; the other preconditions
-                // are this function's callers' (see `dispatch_fn!`).
-                _ => unsafe { $generic::<$crate::arch::scalar::Scalar, $($g),*>($($arg),*) },
+                // are this function's callers' (see `dispatch_kernels!`).
+                _ => unsafe { $generic::<$ks, $($g),*>($($arg),*) },
             }
+        }
+    };
+}
+
+/// [`dispatch_kernels!`](crate::dispatch_kernels) with core's probe kernels (`Kernel`):
+/// the preconditions left to callers are, for the block probes, `k` within the layout's
+/// `MIN_HASHES..=MAX_HASHES`, and for `raw::contains_one` a non-empty block array of at
+/// most `L::MAX_BLOCKS` blocks.
+macro_rules! dispatch_fn {
+    ($($item:tt)*) => {
+        $crate::dispatch_kernels! {
+            kernels {
+                avx512: $crate::arch::avx512::Avx512 ["avx2", "avx512f"],
+                avx2: $crate::arch::avx2::Avx2 ["avx2"],
+                wide: $crate::arch::portable::Portable,
+                scalar: $crate::arch::scalar::Scalar,
+            }
+            $($item)*
         }
     };
 }

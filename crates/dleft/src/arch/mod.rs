@@ -471,12 +471,7 @@ mod tests {
     /// Whether this CPU runs the AVX-512 kernel.
     #[cfg(target_arch = "x86_64")]
     fn avx512_kernel_available() -> bool {
-        Backend::Avx512.is_available()
-            && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("avx512dq")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vbmi")
-            && std::is_x86_feature_detected!("avx512bitalg")
+        Backend::Avx512.is_available_with(crate::filter::AVX512_KERNEL_EXTRA)
     }
 
     /// The AVX-512 four-bucket kernel against the naive scan, for every bucket shape of
