@@ -48,9 +48,10 @@ pub fn report(line: &str) {
 }
 
 /// Every CPU feature a `#[target_feature(enable = "...")]` of the `.rs` files directly in
-/// `dirs` enables, with its file, in `/proc/cpuinfo`'s spelling (`avx512bitalg` is
-/// `avx512_bitalg` there, `avx512vpopcntdq` `avx512_vpopcntdq`): what a crate's table of
-/// the flags each backend needs must list.
+/// `dirs` enables, or a `kernels { .. }` table of core's `dispatch_kernels!` lists (the
+/// features its wrappers are compiled with), with its file, in `/proc/cpuinfo`'s spelling
+/// (`avx512bitalg` is `avx512_bitalg` there, `avx512vpopcntdq` `avx512_vpopcntdq`): what a
+/// crate's table of the flags each backend needs must list. Comment lines are skipped.
 ///
 /// # Panics
 /// When a directory cannot be read, or when no attribute is found (a moved source tree
@@ -65,16 +66,36 @@ pub fn target_features(dirs: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, 
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("a source file");
-            for part in text.split("target_feature(enable = \"").skip(1) {
+            let code: String = text
+                .lines()
+                .map(str::trim_start)
+                .filter(|l| !l.starts_with("//"))
+                .flat_map(|l| ["\n", l])
+                .collect();
+            let mut flags = Vec::new();
+            for part in code.split("target_feature(enable = \"").skip(1) {
                 let list = &part[..part.find('"').expect("a closing quote")];
-                for flag in list.split(',').map(str::trim) {
-                    let name = match flag {
-                        "avx512bitalg" => "avx512_bitalg",
-                        "avx512vpopcntdq" => "avx512_vpopcntdq",
-                        other => other,
-                    };
-                    found.push((path.clone(), name.to_string()));
+                flags.extend(list.split(',').map(str::trim));
+            }
+            for table in code.split("\nkernels {").skip(1) {
+                let table = &table[..table.find('}').expect("a closing brace")];
+                for list in table.split('[').skip(1) {
+                    let list = &list[..list.find(']').expect("a closing bracket")];
+                    // Quoted names only (the macro's own pattern has none).
+                    flags.extend(
+                        list.split(',')
+                            .map(str::trim)
+                            .filter_map(|f| f.strip_prefix('"').and_then(|f| f.strip_suffix('"'))),
+                    );
                 }
+            }
+            for flag in flags.into_iter().filter(|f| !f.is_empty()) {
+                let name = match flag {
+                    "avx512bitalg" => "avx512_bitalg",
+                    "avx512vpopcntdq" => "avx512_vpopcntdq",
+                    other => other,
+                };
+                found.push((path.clone(), name.to_string()));
             }
         }
     }
