@@ -25,8 +25,8 @@ use bloomforge_core::format::{Header, HEADER_LEN};
 use bloomforge_core::KeyedHasher;
 use bloomforge_cuckoo::{CuckooFilter, CuckooFilterView, Fp12, Fp16, Fp8};
 use bloomforge_retrieval::{
-    BinaryFuseFilter, BinaryFuseFilterView, BloomierFilter, BloomierFilterView, Iblt, XorFilter,
-    XorFilterView,
+    BinaryFuseFilter, BinaryFuseFilterView, BloomierFilter, BloomierFilterView, CellLayout,
+    CompactApproximator, Iblt, MaxLattice, MinLattice, SumLattice, XorFilter, XorFilterView,
 };
 use bloomforge_stream::{AttenuatedBloomFilter, ScalableBloomFilter, StableBloomFilter};
 
@@ -441,6 +441,39 @@ fn check_retrieval(bytes: &[u8], v: &mut Verdict) {
     );
 }
 
+/// The compact approximators' readers, as each of this crate's lattices and widths.
+fn check_approximators(bytes: &[u8], v: &mut Verdict) {
+    macro_rules! each {
+        ($($name:literal => $T:ty),*) => {$(
+            let got = <$T>::from_bytes(bytes);
+            if let Ok(a) = &got {
+                // A decoded (possibly hostile) table answers and estimates without panicking.
+                let _ = a.get(&bytes.len());
+                let _ = a.estimated_len();
+            }
+            v.reader($name, &got, <$T>::to_bytes, <$T>::from_bytes);
+            check_read_from($name, bytes, <$T>::read_from(bytes), <$T>::from_bytes, <$T>::to_bytes);
+        )*};
+    }
+    let keyed_max8 =
+        CompactApproximator::<MaxLattice<u8>, _>::from_bytes_with_hasher(bytes, keyed());
+    if let Ok(a) = &keyed_max8 {
+        let _ = a.get(&bytes.len());
+    }
+    v.reader(
+        "approx-max8-keyed",
+        &keyed_max8,
+        |a| a.to_bytes(),
+        |b| CompactApproximator::<MaxLattice<u8>, _>::from_bytes_with_hasher(b, keyed()),
+    );
+    each!(
+        "approx-max8" => CompactApproximator<MaxLattice<u8>>,
+        "approx-min16" => CompactApproximator<MinLattice<u16>>,
+        "approx-sum32" => CompactApproximator<SumLattice<u32>>,
+        "approx-sum64" => CompactApproximator<SumLattice<u64>>
+    );
+}
+
 /// Runs every reader and view of kinds 7-17 on `bytes`.
 pub fn check_all(bytes: &[u8]) -> Verdict {
     let mut v = Verdict::default();
@@ -448,6 +481,7 @@ pub fn check_all(bytes: &[u8]) -> Verdict {
     check_cuckoo(bytes, &mut v);
     check_stream(bytes, &mut v);
     check_retrieval(bytes, &mut v);
+    check_approximators(bytes, &mut v);
     v
 }
 
@@ -487,6 +521,11 @@ pub enum Kind {
         fingerprint_bits: u8,
     },
     Iblt {
+        cells: u8,
+    },
+    /// A `CompactApproximator<MaxLattice<u8>>`.
+    Approx {
+        blocked: bool,
         cells: u8,
     },
 }
@@ -747,6 +786,32 @@ pub fn encode(kind: Kind, keyed_hasher: bool, seed: u64, keys: &[u32]) -> Vec<u8
                 t.to_bytes()
             }
         }
+        Kind::Approx { blocked, cells } => {
+            let layout = if blocked {
+                CellLayout::Blocked
+            } else {
+                CellLayout::Subtables
+            };
+            let cells = usize::from(cells) + 1;
+            if keyed_hasher {
+                let mut a = CompactApproximator::<MaxLattice<u8>, _>::with_layout(
+                    layout,
+                    cells,
+                    3,
+                    keyed(),
+                )
+                .expect("valid");
+                keys.iter().for_each(|&k| a.insert(&k, k as u8));
+                a.to_bytes()
+            } else {
+                let hasher = bloomforge_core::DefaultHasher::with_seed(seed);
+                let mut a =
+                    CompactApproximator::<MaxLattice<u8>, _>::with_layout(layout, cells, 3, hasher)
+                        .expect("valid");
+                keys.iter().for_each(|&k| a.insert(&k, k as u8));
+                a.to_bytes()
+            }
+        }
     }
 }
 
@@ -807,6 +872,20 @@ pub fn valid_encodings() -> Vec<(String, Vec<u8>)> {
             },
         ),
         ("iblt", Kind::Iblt { cells: 40 }),
+        (
+            "approx",
+            Kind::Approx {
+                blocked: false,
+                cells: 60,
+            },
+        ),
+        (
+            "approx-blocked",
+            Kind::Approx {
+                blocked: true,
+                cells: 128,
+            },
+        ),
     ];
     let mut out = Vec::new();
     for (name, kind) in kinds {

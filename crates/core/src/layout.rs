@@ -518,11 +518,7 @@ fn fill_to_keys(set: u32, bits: u32, k: u32) -> f64 {
             let t = FILL_512.get_or_init(FillTable::new);
             (t.ln_free[set.min(512) as usize], t.ln_one)
         }
-        _ => {
-            let b = f64::from(bits);
-            let set = if set >= bits { b - 0.5 } else { f64::from(set) };
-            ((-set / b).ln_1p(), (-1.0 / b).ln_1p())
-        }
+        _ => return crate::math::keys_from_fill(f64::from(set), f64::from(bits), f64::from(k)),
     };
     ln_free / (f64::from(k) * ln_one)
 }

@@ -15,6 +15,25 @@ use std::sync::Mutex;
 /// ln 2.
 pub const LN2: f64 = core::f64::consts::LN_2;
 
+/// Keys that, inserted with `probes` uniform probes each (with replacement) into `cells`
+/// cells, leave `set` of them set in expectation: `ln(1 - set/cells) / (probes ln(1 -
+/// 1/cells))`, the inverse of the occupancy law. A full region (`set >= cells`) counts as
+/// `cells - 1/2` set, so the estimate stays finite. The estimate behind every
+/// `estimated_len` of a table that keeps no count.
+///
+/// ```
+/// use bloomforge_core::math::keys_from_fill;
+/// // 100 keys with 3 probes into 10 000 cells leave about 298 set.
+/// let set = 10_000.0 * (1.0 - (1.0 - 1.0 / 10_000.0f64).powi(300));
+/// assert!((keys_from_fill(set, 10_000.0, 3.0) - 100.0).abs() < 1e-9);
+/// assert_eq!(keys_from_fill(0.0, 64.0, 2.0), 0.0);
+/// assert!(keys_from_fill(64.0, 64.0, 2.0).is_finite());
+/// ```
+pub fn keys_from_fill(set: f64, cells: f64, probes: f64) -> f64 {
+    let set = if set >= cells { cells - 0.5 } else { set };
+    (-set / cells).ln_1p() / (probes * (-1.0 / cells).ln_1p())
+}
+
 // ---------------------------------------------------------------------------------------
 // Standard filter
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 
 use bloomforge_core::batch::Ring;
 use bloomforge_core::builder::DEFAULT_FALSE_POS;
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
 use bloomforge_core::Backend;
 
@@ -57,6 +58,42 @@ mod sealed {
 }
 pub(crate) use sealed::Sealed as LineCell;
 
+mod sealed_lattice {
+    /// This crate's lattices (the ones with a serialized form).
+    pub trait Sealed {}
+}
+
+/// A lattice whose approximators serialize: this crate's [`MaxLattice`], [`MinLattice`]
+/// and [`SumLattice`] over a [`Counter`]. The payload names the lattice and the cell width,
+/// so bytes are read back only as the same type.
+pub trait PersistentLattice: Lattice + sealed_lattice::Sealed {
+    /// The lattice's id in the payload (1 max, 2 min, 3 sum).
+    const ID: u8;
+    /// Bytes of a cell.
+    const CELL_BYTES: usize;
+    /// Appends a cell's little-endian bytes.
+    fn put_cell(cell: Self::Value, out: &mut Vec<u8>);
+    /// The cell of the first [`CELL_BYTES`](Self::CELL_BYTES) little-endian bytes.
+    fn get_cell(bytes: &[u8]) -> Self::Value;
+}
+
+macro_rules! persistent_lattice {
+    ($($lattice:ident = $id:literal),*) => {$(
+        impl<T: Counter> sealed_lattice::Sealed for $lattice<T> {}
+        impl<T: Counter> PersistentLattice for $lattice<T> {
+            const ID: u8 = $id;
+            const CELL_BYTES: usize = T::BYTES;
+            fn put_cell(cell: T, out: &mut Vec<u8>) {
+                cell.put_le(out);
+            }
+            fn get_cell(bytes: &[u8]) -> T {
+                T::get_le(bytes)
+            }
+        }
+    )*};
+}
+persistent_lattice!(MaxLattice = 1, MinLattice = 2, SumLattice = 3);
+
 /// An unsigned cell type: `u8`, `u16`, `u32` or `u64`.
 pub trait Counter: sealed::Sealed + Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
     /// The smallest value (0).
@@ -65,6 +102,12 @@ pub trait Counter: sealed::Sealed + Copy + Ord + Send + Sync + std::fmt::Debug +
     const MAX: Self;
     /// Addition that stops at [`MAX`](Self::MAX).
     fn saturating_add(self, other: Self) -> Self;
+    /// Bytes of a cell in the serialized table.
+    const BYTES: usize;
+    /// Appends the cell's little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+    /// The cell of the first [`BYTES`](Self::BYTES) little-endian bytes of `bytes`.
+    fn get_le(bytes: &[u8]) -> Self;
 }
 
 macro_rules! counter {
@@ -75,6 +118,17 @@ macro_rules! counter {
             #[inline(always)]
             fn saturating_add(self, other: Self) -> Self {
                 <$t>::saturating_add(self, other)
+            }
+            const BYTES: usize = size_of::<$t>();
+            #[inline]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn get_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; size_of::<$t>()];
+                b.copy_from_slice(&bytes[..size_of::<$t>()]);
+                <$t>::from_le_bytes(b)
             }
         }
     )*};
@@ -1004,6 +1058,187 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// Empties every cell.
     pub fn clear(&mut self) {
         self.cells.fill(L::bottom());
+    }
+}
+
+impl<L: Lattice, S> CompactApproximator<L, S>
+where
+    L::Value: PartialEq,
+{
+    /// Estimated number of distinct keys inserted with a value other than the lattice's
+    /// bottom (such a key changes nothing), from the cells that left the bottom: the
+    /// occupancy law inverted per subtable (one cell a key in each) or per line (`k`
+    /// cells a key drawn with replacement), as core's
+    /// [`keys_from_fill`](bloomforge_core::math::keys_from_fill). The table keeps no
+    /// count, so this is an estimate (about `1 / sqrt(cells)` relative error while the
+    /// table is far from full).
+    pub fn estimated_len(&self) -> f64 {
+        use bloomforge_core::math::keys_from_fill;
+        let bottom = L::bottom();
+        let used = self.used_cells();
+        match self.layout {
+            CellLayout::Subtables => {
+                let set = used.iter().filter(|&&c| c != bottom).count();
+                keys_from_fill(set as f64 / self.k as f64, self.span as f64, 1.0)
+            }
+            CellLayout::Blocked => {
+                let per_line = 1usize << line_shift::<L::Value>();
+                used.chunks_exact(per_line)
+                    .map(|line| {
+                        let set = line.iter().filter(|&&c| c != bottom).count();
+                        keys_from_fill(set as f64, per_line as f64, self.k as f64)
+                    })
+                    .sum()
+            }
+        }
+    }
+}
+
+impl<L: Lattice, S> CompactApproximator<L, S> {
+    /// The cells in use: all of them for subtables, the lines after the alignment
+    /// padding for the blocked layout.
+    fn used_cells(&self) -> &[L::Value] {
+        let used = match self.layout {
+            CellLayout::Subtables => self.span * self.k,
+            CellLayout::Blocked => self.span << line_shift::<L::Value>(),
+        };
+        &self.cells[self.offset..self.offset + used]
+    }
+}
+
+/// Bytes of the payload's head: lattice id, cell width, layout, a zero byte, `k` (`u32`),
+/// span (`u64`).
+const APPROX_HEAD: usize = 16;
+
+impl<L: PersistentLattice, S: PersistentHasher> CompactApproximator<L, S> {
+    /// Writes the table in core's format ([`FilterKind::CompactApproximator`]): the
+    /// lattice, cell width, layout, `k` and span, then the cells in use (not the blocked
+    /// layout's alignment padding), little-endian; the hasher's seed (or for a keyed
+    /// hasher only a check of its key) in the header.
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Io`] if writing fails.
+    pub fn write_to<W: std::io::Write>(&self, w: W) -> Result<(), RetrievalError> {
+        let used = self.used_cells();
+        let mut head = Vec::with_capacity(APPROX_HEAD);
+        head.push(L::ID);
+        head.push(L::CELL_BYTES as u8);
+        head.push(match self.layout {
+            CellLayout::Subtables => 0,
+            CellLayout::Blocked => 1,
+        });
+        head.push(0);
+        head.extend_from_slice(&(self.k as u32).to_le_bytes());
+        head.extend_from_slice(&(self.span as u64).to_le_bytes());
+        let cell_bytes = (used.len() * L::CELL_BYTES) as u64;
+        format::encode_to(
+            w,
+            FilterKind::CompactApproximator,
+            &self.hasher,
+            self.k as u32,
+            cell_bytes * 8,
+            0,
+            APPROX_HEAD as u64 + cell_bytes,
+            |sink| {
+                sink(&head);
+                format::stream_le(used, sink, |&c, buf| L::put_cell(c, buf));
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The table in core's format (see [`write_to`](Self::write_to)).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail");
+        out
+    }
+
+    /// Reads a table with the caller's hasher (needed for keyed hashing, whose key is
+    /// never stored).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](CompactApproximator::from_bytes);
+    /// [`bloomforge_core::Error::HasherMismatch`] when `hasher` is not the one the table
+    /// was written with.
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self, RetrievalError> {
+        let corrupt = |reason| RetrievalError::Core(bloomforge_core::Error::Corrupt { reason });
+        let (header, payload, hasher) =
+            format::decode::<S>(bytes, FilterKind::CompactApproximator, hasher)?;
+        if payload.len() < APPROX_HEAD {
+            return Err(corrupt("approximator payload shorter than its head"));
+        }
+        if payload[0] != L::ID || usize::from(payload[1]) != L::CELL_BYTES {
+            return Err(corrupt(
+                "approximator of another lattice or cell width than the type read",
+            ));
+        }
+        let layout = match (payload[2], payload[3]) {
+            (0, 0) => CellLayout::Subtables,
+            (1, 0) => CellLayout::Blocked,
+            _ => {
+                return Err(corrupt(
+                    "approximator layout is not 0 (subtables) or 1 (blocked)",
+                ))
+            }
+        };
+        let k = u32_at(payload, 4);
+        let span = u64_at(payload, 8);
+        let body = &payload[APPROX_HEAD..];
+        let per_span = match layout {
+            CellLayout::Subtables => u64::from(k),
+            CellLayout::Blocked => 1u64 << line_shift::<L::Value>(),
+        };
+        if k != header.num_hashes
+            || !(1..=16).contains(&k)
+            || span == 0
+            || span
+                .checked_mul(per_span)
+                .and_then(|c| c.checked_mul(L::CELL_BYTES as u64))
+                != Some(body.len() as u64)
+        {
+            return Err(corrupt(
+                "approximator cell count does not match k and its span",
+            ));
+        }
+        // The body's length bounds the allocation: nothing is sized from the header alone.
+        let mut a = Self::with_layout(layout, body.len() / L::CELL_BYTES, k as usize, hasher)?;
+        debug_assert_eq!(a.span as u64, span);
+        let start = a.offset;
+        for (cell, b) in a.cells[start..]
+            .iter_mut()
+            .zip(body.chunks_exact(L::CELL_BYTES))
+        {
+            *cell = L::get_cell(b);
+        }
+        Ok(a)
+    }
+}
+
+impl<L: PersistentLattice> CompactApproximator<L> {
+    /// Reads a table written by [`to_bytes`](Self::to_bytes) with an unkeyed hasher, as
+    /// the same type (lattice and cell width).
+    ///
+    /// # Errors
+    /// [`RetrievalError::Core`] with [`bloomforge_core::Error::Corrupt`] for corrupt,
+    /// truncated or foreign bytes, or bytes of another lattice or cell width;
+    /// [`bloomforge_core::Error::HasherMismatch`] for a keyed table (read it with
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RetrievalError> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized table from `reader` (see [`from_bytes`](Self::from_bytes)).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), or [`bloomforge_core::Error::Io`].
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, RetrievalError> {
+        Self::from_bytes(&format::read_serialized(reader)?)
     }
 }
 

@@ -79,7 +79,7 @@ mod peel;
 
 pub use approx::{
     CellLayout, CompactApproximator, CompactApproximatorBuilder, CountMin, Counter, Lattice,
-    MaxLattice, MinLattice, SumLattice,
+    MaxLattice, MinLattice, PersistentLattice, SumLattice,
 };
 pub use bloomier::{BloomierFilter, BloomierFilterBuilder, BloomierFilterView};
 pub use error::RetrievalError;

@@ -38,6 +38,11 @@
 //!   [1, 2, 3, 4]))`; `bloomier-keyed`: the 1000 pairs of `bloomier`, 12 and 8 bits, that
 //!   hasher; `iblt-keyed`: `Iblt::with_cells_and_hasher(60, that hasher)`, filled as `iblt`.
 //!
+//! - `countmin8-blocked`: `CountMin::<u8>` with the blocked layout, `with_layout(Blocked,
+//!   4096, 4, DefaultHasher::with_seed(7))`, `key-i` inserted with value `i % 5 + 1`;
+//!   `max16`: `CompactApproximator::<MaxLattice<u16>>::with_seed(3000, 5, 9)`, `key-i` with
+//!   `7 i`.
+//!
 //! `<name>.maybe.txt` lists the non-members `key-1000`..`key-2999` the filter answered
 //! `true` for (for Bloomier filters: `key value` of those that got `Some(value)`).
 
@@ -46,8 +51,9 @@ use std::hash::BuildHasher;
 use bloomforge_core::Error as CoreError;
 use bloomforge_core::KeyedHasher;
 use bloomforge_retrieval::{
-    BinaryFuseFilter, BinaryFuseFilterView, BloomierFilter, BloomierFilterView, Iblt,
-    RetrievalError, XorFilter, XorFilterView,
+    BinaryFuseFilter, BinaryFuseFilterView, BloomierFilter, BloomierFilterView, CellLayout,
+    CompactApproximator, CountMin, Iblt, MaxLattice, MinLattice, RetrievalError, XorFilter,
+    XorFilterView,
 };
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/compat/");
@@ -502,6 +508,49 @@ fn write_fixtures() {
     keys.iter().for_each(|k| t.insert(k));
     keys[..995].iter().for_each(|k| t.remove(k));
     write("iblt-keyed", t.to_bytes());
+    let (c, m) = approximators();
+    write("countmin8-blocked", c.to_bytes());
+    write("max16", m.to_bytes());
+}
+
+/// The approximators of the fixtures `countmin8-blocked` and `max16` (see the file's docs).
+fn approximators() -> (CountMin<u8>, CompactApproximator<MaxLattice<u16>>) {
+    let hasher = bloomforge_core::DefaultHasher::with_seed(7);
+    let mut c = CountMin::<u8>::with_layout(CellLayout::Blocked, 4096, 4, hasher).unwrap();
+    let mut m = CompactApproximator::<MaxLattice<u16>>::with_seed(3000, 5, 9).unwrap();
+    for i in 0..1000 {
+        c.insert(&key(i), (i % 5 + 1) as u8);
+        m.insert(&key(i), (7 * i) as u16);
+    }
+    (c, m)
+}
+
+#[test]
+fn approximators_of_this_format_still_load() {
+    let (c, m) = approximators();
+    let bytes = read("countmin8-blocked.bin");
+    let back = CountMin::<u8>::from_bytes(&bytes).unwrap();
+    assert_eq!(back.layout(), CellLayout::Blocked);
+    for i in 0..3000 {
+        assert_eq!(back.get(&key(i)), c.get(&key(i)), "{i}");
+    }
+    assert_eq!(back.to_bytes(), bytes);
+    let bytes = read("max16.bin");
+    let back = CompactApproximator::<MaxLattice<u16>>::read_from(&bytes[..]).unwrap();
+    for i in 0..3000 {
+        assert_eq!(back.get(&key(i)), m.get(&key(i)), "{i}");
+    }
+    assert_eq!(back.to_bytes(), bytes);
+    // Read only as the type written: another lattice, another cell width.
+    for wrong in [
+        CompactApproximator::<MinLattice<u16>>::from_bytes(&bytes).map(drop),
+        CompactApproximator::<MaxLattice<u8>>::from_bytes(&bytes).map(drop),
+    ] {
+        assert!(
+            matches!(wrong, Err(RetrievalError::Core(CoreError::Corrupt { .. }))),
+            "{wrong:?}"
+        );
+    }
 }
 
 /// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the
