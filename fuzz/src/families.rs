@@ -1,4 +1,4 @@
-//! Decoding untrusted bytes of the filter families outside core (format kinds 7-17): the
+//! Decoding untrusted bytes of the filter families outside core (format kinds 7-18): the
 //! bitmaps (`bloomforge-bitmap`), the cuckoo filter (`bloomforge-cuckoo`), the scalable,
 //! stable and attenuated Bloom filters (`bloomforge-stream`) and the retrieval structures
 //! (`bloomforge-retrieval`: binary fuse, xor, Bloomier, IBLT). Every reader and zero-copy
@@ -23,7 +23,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use bloomforge_bitmap::{Bitmap, BitmapView, Seen, TwoBitmap, TwoBitmapView};
 use bloomforge_core::format::{Header, HEADER_LEN};
 use bloomforge_core::KeyedHasher;
-use bloomforge_cuckoo::{CuckooFilter, CuckooFilterView, Fp12, Fp16, Fp8};
+use bloomforge_cuckoo::{ConcurrentCuckooFilter, CuckooFilter, CuckooFilterView, Fp12, Fp16, Fp8};
 use bloomforge_retrieval::{
     BinaryFuseFilter, BinaryFuseFilterView, BloomierFilter, BloomierFilterView, CellLayout,
     CompactApproximator, Iblt, MaxLattice, MinLattice, SumLattice, XorFilter, XorFilterView,
@@ -236,6 +236,35 @@ fn check_cuckoo(bytes: &[u8], v: &mut Verdict) {
     check_cuckoo!(Fp8, "cuckoo-fp8", bytes, v);
     check_cuckoo!(Fp12, "cuckoo-fp12", bytes, v);
     check_cuckoo!(Fp16, "cuckoo-fp16", bytes, v);
+    let sharded = ConcurrentCuckooFilter::<Fp12>::from_bytes(bytes);
+    if let Ok(f) = &sharded {
+        // A decoded (possibly hostile) filter takes queries and inserts without panicking.
+        let _ = f.contains(&bytes.len());
+        let _ = f.insert(&bytes.len());
+        let _ = f.expected_false_pos();
+    }
+    // Re-encoded from the bytes (an insert above changed the filter).
+    let sharded = ConcurrentCuckooFilter::<Fp12>::from_bytes(bytes);
+    v.reader(
+        "concurrent-cuckoo",
+        &sharded,
+        ConcurrentCuckooFilter::to_bytes,
+        ConcurrentCuckooFilter::<Fp12>::from_bytes,
+    );
+    check_read_from(
+        "concurrent-cuckoo",
+        bytes,
+        ConcurrentCuckooFilter::<Fp12>::read_from(bytes),
+        ConcurrentCuckooFilter::<Fp12>::from_bytes,
+        ConcurrentCuckooFilter::to_bytes,
+    );
+    let keyed_sharded = ConcurrentCuckooFilter::<Fp12, _>::from_bytes_with_hasher(bytes, keyed());
+    v.reader(
+        "concurrent-cuckoo-keyed",
+        &keyed_sharded,
+        |f| f.to_bytes(),
+        |b| ConcurrentCuckooFilter::<Fp12, _>::from_bytes_with_hasher(b, keyed()),
+    );
 }
 
 fn check_stream(bytes: &[u8], v: &mut Verdict) {
@@ -474,7 +503,7 @@ fn check_approximators(bytes: &[u8], v: &mut Verdict) {
     );
 }
 
-/// Runs every reader and view of kinds 7-17 on `bytes`.
+/// Runs every reader and view of kinds 7-18 on `bytes`.
 pub fn check_all(bytes: &[u8]) -> Verdict {
     let mut v = Verdict::default();
     check_bitmaps(bytes, &mut v);
@@ -522,6 +551,10 @@ pub enum Kind {
     },
     Iblt {
         cells: u8,
+    },
+    /// A `ConcurrentCuckooFilter` of 12-bit fingerprints.
+    Concurrent {
+        items: u16,
     },
     /// A `CompactApproximator<MaxLattice<u8>>`.
     Approx {
@@ -786,6 +819,20 @@ pub fn encode(kind: Kind, keyed_hasher: bool, seed: u64, keys: &[u32]) -> Vec<u8
                 t.to_bytes()
             }
         }
+        Kind::Concurrent { items } => {
+            let builder = ConcurrentCuckooFilter::builder()
+                .expected_items(u64::from(items) + 1)
+                .seed(seed);
+            if keyed_hasher {
+                let f = builder.hasher(keyed()).build().expect("valid parameters");
+                keys.iter().for_each(|k| drop(f.insert(k)));
+                f.to_bytes()
+            } else {
+                let f = builder.build().expect("valid parameters");
+                keys.iter().for_each(|k| drop(f.insert(k)));
+                f.to_bytes()
+            }
+        }
         Kind::Approx { blocked, cells } => {
             let layout = if blocked {
                 CellLayout::Blocked
@@ -872,6 +919,7 @@ pub fn valid_encodings() -> Vec<(String, Vec<u8>)> {
             },
         ),
         ("iblt", Kind::Iblt { cells: 40 }),
+        ("concurrent-cuckoo", Kind::Concurrent { items: 5000 }),
         (
             "approx",
             Kind::Approx {

@@ -1,4 +1,4 @@
-//! The decoders and views of format kinds 7-17 (bitmap, cuckoo, stream, retrieval) on
+//! The decoders and views of format kinds 7-18 (bitmap, cuckoo, stream, retrieval) on
 //! stable, deterministically: a valid encoding of every kind (unkeyed and keyed) decodes
 //! by exactly one reader and re-encodes to itself; every truncation of it, and random byte
 //! flips (fixed-seed), are refused with a typed error by every reader; flips with the

@@ -87,6 +87,9 @@ pub enum FilterKind {
     CompactApproximator = 16,
     /// `bloomforge_retrieval::Iblt` (invertible Bloom lookup table).
     Iblt = 17,
+    /// `bloomforge_cuckoo::ConcurrentCuckooFilter` (its shards, each a [`Cuckoo`](Self::Cuckoo)
+    /// filter).
+    ConcurrentCuckoo = 18,
 }
 
 /// Which hash function a serialized filter was built with.
@@ -258,6 +261,7 @@ impl Header {
             15 => FilterKind::BinaryFuse,
             16 => FilterKind::CompactApproximator,
             17 => FilterKind::Iblt,
+            18 => FilterKind::ConcurrentCuckoo,
             _ => return Err(corrupt("unknown filter kind")),
         };
         let algorithm = match bytes[7] {

@@ -25,6 +25,7 @@
 use crate::error::{CuckooError, Result};
 use crate::filter::{CuckooBuilder, CuckooFilter};
 use crate::table::{Fingerprint, Fp12};
+use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
 use bloomforge_core::hash::{fast_range64, mix64};
 use bloomforge_core::{DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
@@ -305,6 +306,16 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
             .map(|i| self.read(i).capacity())
             .sum()
     }
+    /// The expected false-positive rate at the current loads: a query goes to one shard,
+    /// each with equal probability (a hash picks it), so the mean of the shards' rates
+    /// ([`CuckooFilter::expected_false_pos`]; a snapshot).
+    pub fn expected_false_pos(&self) -> f64 {
+        let n = self.shards.len();
+        (0..n)
+            .map(|i| self.read(i).expected_false_pos())
+            .sum::<f64>()
+            / n as f64
+    }
     /// Number of shards (lock stripes).
     pub fn num_shards(&self) -> usize {
         self.shards.len()
@@ -328,6 +339,150 @@ impl<F: Fingerprint, S: BuildHasher + Clone> ConcurrentCuckooFilter<F, S> {
             .into_iter()
             .map(|l| l.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
+    }
+}
+
+/// Bytes of the sharded payload's head: the shard count (`u32`) and a reserved word.
+const SHARDED_HEAD: usize = 8;
+
+impl<F: Fingerprint, S: PersistentHasher + Clone> ConcurrentCuckooFilter<F, S> {
+    /// Writes the filter in core's format (kind [`FilterKind::ConcurrentCuckoo`]): the shard
+    /// count, then each shard as a whole [`CuckooFilter`] encoding (kind `Cuckoo`) after
+    /// its length. Each shard is written under its read lock, one after another: inserts
+    /// that run meanwhile are in the bytes or not, shard by shard, and every shard's bytes
+    /// are consistent (they pass their checksum).
+    ///
+    /// # Errors
+    /// `Core(Io)` if the writer fails.
+    pub fn write_to<W: std::io::Write>(&self, mut writer: W) -> Result<()> {
+        writer
+            .write_all(&self.to_bytes())
+            .map_err(|e| bloomforge_core::Error::from(e).into())
+    }
+
+    /// The filter in core's format (see [`write_to`](Self::write_to)).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // One snapshot of each shard, so the lengths, bits and items written agree.
+        let shards: Vec<Vec<u8>> = (0..self.shards.len())
+            .map(|i| self.read(i).to_bytes())
+            .collect();
+        let mut head = Vec::with_capacity(SHARDED_HEAD);
+        head.extend_from_slice(&(shards.len() as u32).to_le_bytes());
+        head.extend_from_slice(&0u32.to_le_bytes());
+        let payload_len =
+            SHARDED_HEAD as u64 + shards.iter().map(|b| 8 + b.len() as u64).sum::<u64>();
+        let (mut bits, mut items, mut probes) = (0u64, 0u64, 0u32);
+        for b in &shards {
+            let h = format::Header::parse(b).expect("a shard's own encoding");
+            bits += h.num_bits;
+            items += h.items;
+            probes = h.num_hashes;
+        }
+        let mut out = Vec::with_capacity(format::HEADER_LEN + payload_len as usize);
+        format::encode_to(
+            &mut out,
+            FilterKind::ConcurrentCuckoo,
+            &self.hasher,
+            probes,
+            bits,
+            items,
+            payload_len,
+            |sink| {
+                sink(&head);
+                for b in &shards {
+                    sink(&(b.len() as u64).to_le_bytes());
+                    sink(b);
+                }
+            },
+        )
+        .expect("writing to a Vec cannot fail");
+        out
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes) with the hasher given (for
+    /// keyed hashers, whose key is not stored); every shard must have been built with it.
+    ///
+    /// # Errors
+    /// `Core(Corrupt)` / `Core(UnsupportedVersion)` for bad bytes (a shard count that is
+    /// not a power of two up to 256, shards of other sizes than announced or of different
+    /// bucket sizes), `Core(HasherMismatch)`, [`CuckooError::FingerprintMismatch`].
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self> {
+        Self::decode(bytes, Some(hasher))
+    }
+
+    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+        let corrupt = |reason| -> CuckooError { bloomforge_core::Error::Corrupt { reason }.into() };
+        let (header, payload, hasher) =
+            format::decode::<S>(bytes, FilterKind::ConcurrentCuckoo, hasher)?;
+        if payload.len() < SHARDED_HEAD || u32_at(payload, 4) != 0 {
+            return Err(corrupt(
+                "sharded cuckoo payload head is short or its reserved word is set",
+            ));
+        }
+        let count = u32_at(payload, 0) as usize;
+        if !count.is_power_of_two() || count > 256 {
+            return Err(corrupt("shard count is not a power of two up to 256"));
+        }
+        let mut rest = &payload[SHARDED_HEAD..];
+        let mut shards = Vec::with_capacity(count);
+        let (mut bits, mut items) = (0u64, 0u64);
+        for _ in 0..count {
+            if rest.len() < 8 {
+                return Err(corrupt("sharded cuckoo payload ends before a shard"));
+            }
+            let len = u64_at(rest, 0);
+            let body = &rest[8..];
+            if len > body.len() as u64 {
+                return Err(corrupt("a shard is longer than the payload left"));
+            }
+            let (shard_bytes, tail) = body.split_at(len as usize);
+            let shard = CuckooFilter::<F, S>::decode(shard_bytes, Some(hasher.clone()))?;
+            if shard.bucket_size != header.num_hashes {
+                return Err(corrupt("a shard's bucket size differs from the header's"));
+            }
+            bits += shard.memory_bits();
+            items += shard.len();
+            shards.push(RwLock::new(shard));
+            rest = tail;
+        }
+        if !rest.is_empty() || bits != header.num_bits || items != header.items {
+            return Err(corrupt(
+                "shard sizes or counts do not add up to the header's",
+            ));
+        }
+        Ok(Self {
+            shards: shards.into_boxed_slice(),
+            hasher,
+        })
+    }
+}
+
+impl<F: Fingerprint> ConcurrentCuckooFilter<F, DefaultHasher> {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes), rebuilding the default
+    /// hasher from the stored seed.
+    ///
+    /// ```
+    /// use bloomforge_cuckoo::ConcurrentCuckooFilter;
+    /// let f = ConcurrentCuckooFilter::new(10_000, 0.01)?;
+    /// f.insert(&42u64)?;
+    /// let g: ConcurrentCuckooFilter = ConcurrentCuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!(g.contains(&42u64));
+    /// assert_eq!(g.num_shards(), f.num_shards());
+    /// # Ok::<(), bloomforge_cuckoo::CuckooError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, None)
+    }
+
+    /// Reads one serialized filter from `reader`.
+    ///
+    /// # Errors
+    /// `Core(Io)` if the reader fails or ends early; otherwise as [`from_bytes`](Self::from_bytes).
+    pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
+        Self::from_bytes(&format::read_serialized(reader)?)
     }
 }
 

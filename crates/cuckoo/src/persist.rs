@@ -184,7 +184,7 @@ impl<F: Fingerprint, S: PersistentHasher> CuckooFilter<F, S> {
         Self::decode(bytes, Some(hasher))
     }
 
-    fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
+    pub(crate) fn decode(bytes: &[u8], hasher: Option<S>) -> Result<Self> {
         let (header, payload, hasher) = format::decode::<S>(bytes, FilterKind::Cuckoo, hasher)?;
         let p = parse::<F>(payload, header.num_hashes)?;
         let mut table =

@@ -13,11 +13,14 @@
 //!   fingerprints, buckets of 4);
 //! - `cuckoo-fp8.bin`: the same with `.bucket_size(2).fingerprint::<Fp8>()`;
 //! - `cuckoo-fp16-keyed.bin`: `.fingerprint::<Fp16>().hasher(KeyedHasher::with_key([1, 2,
-//!   3, 4]))`, which only that key reads.
+//!   3, 4]))`, which only that key reads;
+//! - `concurrent.bin`: `ConcurrentCuckooFilter::builder().expected_items(20_000).seed(42)`
+//!   (16 shards of 12-bit fingerprints), the same keys.
 
 use bloomforge_core::KeyedHasher;
 use bloomforge_cuckoo::{
-    CuckooError, CuckooFilter, CuckooFilterView, Fingerprint, Fp12, Fp16, Fp8,
+    ConcurrentCuckooFilter, CuckooError, CuckooFilter, CuckooFilterView, Fingerprint, Fp12, Fp16,
+    Fp8,
 };
 use core::hash::BuildHasher;
 
@@ -160,6 +163,44 @@ fn write_fixtures() {
         f.to_bytes(),
         maybe_list(|k| f.contains(k)),
     );
+    let c = concurrent();
+    write("concurrent", c.to_bytes(), maybe_list(|k| c.contains(k)));
+}
+
+/// The filter of `concurrent.bin` (see the file's docs).
+fn concurrent() -> ConcurrentCuckooFilter {
+    let c = ConcurrentCuckooFilter::builder()
+        .expected_items(20_000)
+        .seed(42)
+        .build()
+        .unwrap();
+    for i in 0..1000 {
+        c.insert(&key(i)).unwrap();
+    }
+    for i in 0..100 {
+        c.remove(&key(i)).unwrap();
+    }
+    c
+}
+
+#[test]
+fn concurrent_filters_written_before_still_load() {
+    let bytes = read("concurrent.bin");
+    let c = ConcurrentCuckooFilter::<Fp12>::from_bytes(&bytes).unwrap();
+    assert_eq!((c.num_shards(), c.len()), (16, 900));
+    assert!((100..1000).all(|i| c.contains(&key(i))));
+    assert_eq!(
+        maybe_list(|k| c.contains(k)),
+        String::from_utf8(read("concurrent.maybe.txt")).unwrap()
+    );
+    assert_eq!(c.to_bytes(), bytes);
+    let streamed = ConcurrentCuckooFilter::<Fp12>::read_from(&bytes[..]).unwrap();
+    let mut again = Vec::new();
+    streamed.write_to(&mut again).unwrap();
+    assert_eq!(again, bytes);
+    // Its shards are whole cuckoo filters; the plain reader refuses the sharded kind.
+    assert!(CuckooFilter::<Fp12>::from_bytes(&bytes).is_err());
+    assert_eq!(c.into_shards().iter().map(|s| s.len()).sum::<u64>(), 900);
 }
 
 /// Writes `bytes` to `path` when `BLOOMFORGE_WRITE_FIXTURES` is set (regenerating the

@@ -9,10 +9,11 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 /// A set of x86-64 CPU features beyond the compilation target.
 ///
-/// A [`Backend`](super::Backend) needs a base set ([`Backend::required_features`]
-/// (super::Backend::required_features)); a kernel that needs more (the counting filter's
-/// AVX-512 kernels need AVX-512BW, the d-left AVX-512 kernel VBMI and BITALG) states it as
-/// an extra set and checks [`Backend::is_available_with`](super::Backend::is_available_with).
+/// A [`Backend`](super::Backend) needs a base set
+/// ([`required_features`](super::Backend::required_features)); a kernel that needs more
+/// (the counting filter's AVX-512 kernels need AVX-512BW, the d-left AVX-512 kernel VBMI
+/// and BITALG) states it as an extra set and checks
+/// [`is_available_with`](super::Backend::is_available_with).
 ///
 /// ```
 /// use bloomforge_core::arch::CpuFeatures;
