@@ -373,7 +373,7 @@ mod tests {
     fn usage_lists_every_filter() {
         let help = usage();
         let listed = help.split("Filters:").nth(1).unwrap();
-        for e in crate::subjects::registry() {
+        for e in crate::registry::registry() {
             let word = listed
                 .split(|c: char| c == ',' || c == ':' || c.is_whitespace())
                 .any(|w| w == e.name);

@@ -42,12 +42,15 @@ pub mod plots;
 pub mod report;
 /// The workloads' generators (testkit's, re-exported).
 pub use bloomforge_testkit::rng;
+pub mod registry;
 pub mod subjects;
+pub mod subjects_core;
 pub mod subjects_cuckoo;
 pub mod subjects_retrieval;
 pub mod subjects_stream;
 pub mod theory;
 pub mod timing;
+pub mod units;
 pub mod workload;
 
 pub use theory::math;
@@ -78,9 +81,10 @@ use measure::{
     locked_floor_row, measure_entry, pinned_pool, size_floor_point, size_point, BackendRow,
     CountingSection, Ctx, DLeftSection, FpPoint, HasherRow, Row, SizePoint,
 };
+use registry::registry;
 use std::io::IsTerminal;
 use std::time::Instant;
-use subjects::{registry, Entry, Layout, RegistryKey, Sizing, Target};
+use subjects::{Entry, Layout, RegistryKey, Sizing, Target};
 use workload::{AnyWorkload, Workload, WorkloadKind};
 
 /// Everything that can stop a run.

@@ -1079,7 +1079,7 @@ pub struct DLeftSection {
 /// [`BenchError::WrongAnswer`] if a member is missing; build errors.
 pub fn dleft_section(w: &Workload<u64>, p: f64, seed: u64) -> Result<DLeftSection, BenchError> {
     let n = w.members.len() as u64;
-    let mut f = crate::subjects::dleft_for(&Sizing {
+    let mut f = crate::subjects_core::dleft_for(&Sizing {
         n,
         target: Target::FalsePos(p),
         seed,

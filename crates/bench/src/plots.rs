@@ -4,9 +4,9 @@
 //! bucket loads).
 
 use crate::measure::SizePoint;
-use crate::report::human_bytes;
 use crate::subjects::Origin;
 use crate::theory::math;
+use crate::units::human_bytes;
 use crate::{BenchError, Report};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -215,7 +215,7 @@ pub fn fp_vs_bits(report: &Report, path: &Path) -> Result<(), BenchError> {
             Mark::Line(counting.stroke_width(2)),
         ));
         let dleft = layout_colour("d-left");
-        let (d, w, cbits, load) = crate::subjects::DLEFT_SHAPE;
+        let (d, w, cbits, load) = crate::subjects_core::DLEFT_SHAPE;
         chart.draw_series(LineSeries::new(
             (1..=30u32)
                 .map(|r| {

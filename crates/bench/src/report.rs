@@ -5,6 +5,7 @@
 use crate::measure::{Row, FP_ALPHA};
 use crate::subjects::Origin;
 use crate::timing::Timing;
+use crate::units::human_bytes;
 use crate::{plots, BenchError, Report};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -377,20 +378,6 @@ pub fn sweep_tables(report: &Report) -> String {
         }
     }
     out
-}
-
-/// `32768` as `32 KiB`.
-pub fn human_bytes(b: u64) -> String {
-    let whole = |unit: u32| b >= 1 << unit && b & ((1 << unit) - 1) == 0;
-    if whole(30) {
-        format!("{} GiB", b >> 30)
-    } else if whole(20) {
-        format!("{} MiB", b >> 20)
-    } else if whole(10) {
-        format!("{} KiB", b >> 10)
-    } else {
-        format!("{b} B")
-    }
 }
 
 fn header(report: &Report) -> String {

@@ -1,6 +1,6 @@
 //! Cuckoo filter rows: `bloomforge-cuckoo`'s [`CuckooFilter`] and the peer crates
 //! `cuckoofilter` and `scalable_cuckoo_filter`, registered in
-//! [`registry`](crate::subjects::registry).
+//! [`registry`](crate::registry::registry).
 //!
 //! Sizing. Ours: a target FP goes to `CuckooFilter::new` (12-bit fingerprints, 4-slot
 //! buckets, or 2-slot where 12 bits need them), falling back to 16-bit fingerprints below

@@ -1,5 +1,5 @@
 //! Static rows from `bloomforge-retrieval`, registered in
-//! [`registry`](crate::subjects::registry) beside their xorf 0.11 peers: ours
+//! [`registry`](crate::registry::registry) beside their xorf 0.11 peers: ours
 //! `binary-fuse-8`, `binary-fuse-16`, `xor-8`, `xor-16` against xorf's `BinaryFuse8`,
 //! `BinaryFuse16`, `Xor8`, `Xor16` (`xorf-bfuse8`, `xorf-bfuse16`, `xorf-xor8`,
 //! `xorf-xor16`), and `bloomier-8` (a `BloomierFilter` of 8-bit values with 8-bit
@@ -182,7 +182,7 @@ pub fn build_bloomier<K: BenchKey>(
 }
 
 /// An xorf filter over `BenchKey::fuse_key` (`BinaryFuse16`, `Xor8`, `Xor16`; xorf's
-/// `BinaryFuse8` is [`Fuse8`](crate::subjects::Fuse8)).
+/// `BinaryFuse8` is [`Fuse8`](crate::subjects_core::Fuse8)).
 pub struct Xorf<T> {
     filter: T,
     bits: u64,
@@ -460,7 +460,12 @@ mod tests {
             ("xor-8", build_xor8, 8.0, (9.5, 10.5)),
             ("xor-16", build_xor16, 16.0, (19.0, 21.0)),
             ("bloomier-8", build_bloomier, 8.0, (16.0, 24.0)),
-            ("xorf-bfuse8", crate::subjects::build_xorf, 8.0, (8.0, 12.0)),
+            (
+                "xorf-bfuse8",
+                crate::subjects_core::build_xorf,
+                8.0,
+                (8.0, 12.0),
+            ),
             ("xorf-bfuse16", build_xorf_bfuse16, 16.0, (16.0, 24.0)),
             ("xorf-xor8", build_xorf_xor8, 8.0, (9.5, 10.5)),
             ("xorf-xor16", build_xorf_xor16, 16.0, (19.0, 21.0)),

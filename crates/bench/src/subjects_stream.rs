@@ -1,4 +1,4 @@
-//! Rows of `bloomforge-stream`, registered in [`registry`](crate::subjects::registry):
+//! Rows of `bloomforge-stream`, registered in [`registry`](crate::registry::registry):
 //! the scalable Bloom filter ([`ScalableBloomFilter`]) beside the peer crate
 //! `growable-bloom-filter`, and the stable Bloom filter ([`StableBloomFilter`]).
 //!

@@ -108,3 +108,21 @@ pub const SPLIT_SALTS: [u32; 8] = [
     0x9efc_4947,
     0x5c6b_fb31,
 ];
+
+/// Types whose all-zero bit pattern is a valid (empty) value, and whose bytes can be
+/// viewed directly (`layout::le_bytes`).
+///
+/// # Safety
+/// Implementors must be plain integers or arrays / `repr(C)` structs of them without
+/// padding bytes, so that zeroed memory is a valid value and every byte is initialised.
+pub(crate) unsafe trait ZeroInit: Sized {}
+// SAFETY: an integer.
+unsafe impl ZeroInit for u64 {}
+// SAFETY: repr(C, align(64)) array of eight u64: 64 bytes, no padding.
+unsafe impl ZeroInit for Block512 {}
+// SAFETY: repr(C, align(32)) array of eight u32: 32 bytes, no padding.
+unsafe impl ZeroInit for Block256 {}
+const _: () = {
+    assert!(core::mem::size_of::<Block512>() == 64);
+    assert!(core::mem::size_of::<Block256>() == 32);
+};

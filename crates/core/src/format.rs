@@ -35,9 +35,9 @@
 //! truncated, corrupted or hostile input yields a typed [`Error`], never a panic or an
 //! outsized allocation.
 
-use crate::hash::{DefaultHasher, KeyedHasher, ParquetHasher};
+use crate::hash::ParquetHasher;
+pub use crate::hash::{HashAlgorithm, PersistentHasher};
 use crate::{Error, Result};
-use core::hash::BuildHasher;
 
 /// The magic bytes that start every serialized filter.
 pub const MAGIC: [u8; 4] = *b"BLMF";
@@ -92,70 +92,21 @@ pub enum FilterKind {
     ConcurrentCuckoo = 18,
 }
 
-/// Which hash function a serialized filter was built with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-#[non_exhaustive]
-pub enum HashAlgorithm {
-    /// [`DefaultHasher`] (foldhash, seeded; the seed is stored).
-    Foldhash = 1,
-    /// [`KeyedHasher`] (HighwayHash; the secret key is not stored: the reader supplies it).
-    HighwayKeyed = 2,
-    /// [`ParquetHasher`]: XXH64 (seed 0) of each key's Parquet plain encoding, a Parquet
-    /// column's split-block filter. The seed field holds the column's physical type (low
-    /// byte) and type length (above it) instead of a seed.
-    ParquetXxh64 = 3,
-}
-
-/// A hasher that can be recorded in (and, if unkeyed, restored from) the format.
-pub trait PersistentHasher: BuildHasher + Sized {
-    /// The algorithm id written to the header.
-    const ALGORITHM: HashAlgorithm;
-    /// The seed written to the header (0 where nothing may be stored).
-    fn stored_seed(&self) -> u64;
-    /// Rebuilds the hasher from a stored seed; `None` for keyed hashers, whose key the
-    /// caller must supply (`from_bytes_with_hasher`).
-    fn from_stored_seed(seed: u64) -> Option<Self>;
-    /// A value that tells a keyed hasher's secret apart from others without revealing it,
-    /// written to the header so that a reader with the wrong key is refused; never 0 for
-    /// a keyed hasher. 0 (the default) for unkeyed hashers, whose seed is stored instead.
-    fn key_check(&self) -> u64 {
-        0
-    }
-}
-
-impl PersistentHasher for DefaultHasher {
-    const ALGORITHM: HashAlgorithm = HashAlgorithm::Foldhash;
-    fn stored_seed(&self) -> u64 {
-        self.seed()
-    }
-    fn from_stored_seed(seed: u64) -> Option<Self> {
-        Some(DefaultHasher::with_seed(seed))
-    }
-}
-
-impl PersistentHasher for KeyedHasher {
-    const ALGORITHM: HashAlgorithm = HashAlgorithm::HighwayKeyed;
-    fn stored_seed(&self) -> u64 {
-        0
-    }
-    fn from_stored_seed(_: u64) -> Option<Self> {
-        None
-    }
-    /// HighwayHash of a fixed domain string under the key: a keyed PRF output, which does
-    /// not reveal the key.
-    fn key_check(&self) -> u64 {
-        self.hash_one("bloomforge key check v1").max(1)
-    }
-}
-
-impl PersistentHasher for ParquetHasher {
-    const ALGORITHM: HashAlgorithm = HashAlgorithm::ParquetXxh64;
-    fn stored_seed(&self) -> u64 {
-        self.encoded()
-    }
-    fn from_stored_seed(seed: u64) -> Option<Self> {
-        ParquetHasher::decode(seed)
+/// Reading a Parquet hasher back from a filter's header lives with the header (the hash
+/// module knows nothing of the format).
+impl ParquetHasher {
+    /// The hasher a serialized filter was written with, from its header.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for bytes without a valid header,
+    /// [`Error::HasherMismatch`] for a filter hashed otherwise
+    /// or a seed field that names no physical type.
+    pub fn of_bytes(bytes: &[u8]) -> crate::Result<Self> {
+        let header = Header::parse(bytes)?;
+        if header.algorithm != HashAlgorithm::ParquetXxh64 {
+            return Err(crate::Error::HasherMismatch);
+        }
+        Self::decode(header.seed).ok_or(crate::Error::HasherMismatch)
     }
 }
 

@@ -144,7 +144,7 @@ pub fn parquet_hash(plain_encoding: &[u8]) -> u64 {
 /// plain encoding in a column of a given physical type, so a
 /// [`SplitBlockBloomFilter<ParquetHasher>`](crate::SplitBlockBloomFilter) is a Parquet
 /// column's filter that the project's format can store
-/// ([`HashAlgorithm::ParquetXxh64`](crate::format::HashAlgorithm::ParquetXxh64), the
+/// ([`HashAlgorithm::ParquetXxh64`], the
 /// physical type and type length in the header's seed field) and refuse to read with
 /// another column type's hasher.
 ///
@@ -219,20 +219,6 @@ impl ParquetHasher {
     /// The column's value length (`FIXED_LEN_BYTE_ARRAY`; 0 for other types).
     pub const fn type_length(&self) -> u32 {
         self.type_length
-    }
-
-    /// The hasher a serialized filter was written with, from its header.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`](crate::Error::Corrupt) for bytes without a valid header,
-    /// [`Error::HasherMismatch`](crate::Error::HasherMismatch) for a filter hashed otherwise
-    /// or a seed field that names no physical type.
-    pub fn of_bytes(bytes: &[u8]) -> crate::Result<Self> {
-        let header = crate::format::Header::parse(bytes)?;
-        if header.algorithm != crate::format::HashAlgorithm::ParquetXxh64 {
-            return Err(crate::Error::HasherMismatch);
-        }
-        Self::decode(header.seed).ok_or(crate::Error::HasherMismatch)
     }
 
     /// The value the format stores in the header's seed field: the physical type in the
@@ -311,6 +297,73 @@ pub const fn mix64(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     x ^ (x >> 33)
+}
+
+/// Which hash function a serialized filter was built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+#[non_exhaustive]
+pub enum HashAlgorithm {
+    /// [`DefaultHasher`] (foldhash, seeded; the seed is stored).
+    Foldhash = 1,
+    /// [`KeyedHasher`] (HighwayHash; the secret key is not stored: the reader supplies it).
+    HighwayKeyed = 2,
+    /// [`ParquetHasher`]: XXH64 (seed 0) of each key's Parquet plain encoding, a Parquet
+    /// column's split-block filter. The seed field holds the column's physical type (low
+    /// byte) and type length (above it) instead of a seed.
+    ParquetXxh64 = 3,
+}
+
+/// A hasher that can be recorded in (and, if unkeyed, restored from) the format.
+pub trait PersistentHasher: BuildHasher + Sized {
+    /// The algorithm id written to the header.
+    const ALGORITHM: HashAlgorithm;
+    /// The seed written to the header (0 where nothing may be stored).
+    fn stored_seed(&self) -> u64;
+    /// Rebuilds the hasher from a stored seed; `None` for keyed hashers, whose key the
+    /// caller must supply (`from_bytes_with_hasher`).
+    fn from_stored_seed(seed: u64) -> Option<Self>;
+    /// A value that tells a keyed hasher's secret apart from others without revealing it,
+    /// written to the header so that a reader with the wrong key is refused; never 0 for
+    /// a keyed hasher. 0 (the default) for unkeyed hashers, whose seed is stored instead.
+    fn key_check(&self) -> u64 {
+        0
+    }
+}
+
+impl PersistentHasher for DefaultHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::Foldhash;
+    fn stored_seed(&self) -> u64 {
+        self.seed()
+    }
+    fn from_stored_seed(seed: u64) -> Option<Self> {
+        Some(DefaultHasher::with_seed(seed))
+    }
+}
+
+impl PersistentHasher for KeyedHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::HighwayKeyed;
+    fn stored_seed(&self) -> u64 {
+        0
+    }
+    fn from_stored_seed(_: u64) -> Option<Self> {
+        None
+    }
+    /// HighwayHash of a fixed domain string under the key: a keyed PRF output, which does
+    /// not reveal the key.
+    fn key_check(&self) -> u64 {
+        self.hash_one("bloomforge key check v1").max(1)
+    }
+}
+
+impl PersistentHasher for ParquetHasher {
+    const ALGORITHM: HashAlgorithm = HashAlgorithm::ParquetXxh64;
+    fn stored_seed(&self) -> u64 {
+        self.encoded()
+    }
+    fn from_stored_seed(seed: u64) -> Option<Self> {
+        ParquetHasher::decode(seed)
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,24 @@ use crate::block::{Block256, Block512};
 use crate::hash::fast_range64;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// The block layouts by name (what a range splitter cuts, [`crate::ranges`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LayoutId {
+    /// [`Blocked512`]: 512-bit blocks.
+    Blocked,
+    /// [`Split256`]: 256-bit split blocks.
+    Split,
+}
+
+impl LayoutId {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LayoutId::Blocked => "blocked",
+            LayoutId::Split => "split-block",
+        }
+    }
+}
+
 /// A block layout: how a 64-bit hash picks a block and which bits it sets there.
 pub(crate) trait Layout: 'static {
     /// The block type (64-byte aligned for blocked, 32-byte for split-block).
@@ -15,7 +33,7 @@ pub(crate) trait Layout: 'static {
         + core::fmt::Debug
         + Send
         + Sync
-        + crate::raw::ZeroInit
+        + crate::block::ZeroInit
         + 'static;
     /// The atomic block: `AtomicU64` words with exactly the layout of `Block`.
     type AtomicBlock: Send + Sync + 'static;
@@ -32,7 +50,7 @@ pub(crate) trait Layout: 'static {
     /// insert mask is long (blocked), not where it is a few instructions (split-block).
     const GROUPED_INSERT: bool;
     /// The layout's name for range splitting ([`crate::ranges`]).
-    const ID: crate::ranges::LayoutId;
+    const ID: LayoutId;
 
     /// Block index of `hash` in a filter of `num_blocks` blocks.
     fn block_index(hash: u64, num_blocks: usize) -> usize;
@@ -177,7 +195,7 @@ impl Layout for Blocked512 {
     type AtomicBlock = AtomicBlock512;
     const BLOCK_BITS: u32 = 512;
     const GROUPED_INSERT: bool = true;
-    const ID: crate::ranges::LayoutId = crate::ranges::LayoutId::Blocked;
+    const ID: LayoutId = LayoutId::Blocked;
     const MIN_HASHES: u32 = 1;
     const MAX_HASHES: u32 = crate::block::BLOCKED_MAX_HASHES;
     // Bounded by the address space (64-byte blocks) and by `num_bits() = blocks * 512`
@@ -309,7 +327,7 @@ impl Layout for Split256 {
     type AtomicBlock = AtomicBlock256;
     const BLOCK_BITS: u32 = 256;
     const GROUPED_INSERT: bool = false;
-    const ID: crate::ranges::LayoutId = crate::ranges::LayoutId::Split;
+    const ID: LayoutId = LayoutId::Split;
     // One bit per word of eight: k is always 8.
     const MIN_HASHES: u32 = 8;
     const MAX_HASHES: u32 = 8;
@@ -471,7 +489,7 @@ pub(crate) fn sum_over_blocks<B: Sync>(blocks: &[B], f: impl Fn(&B) -> f64 + Syn
 }
 
 /// The bytes of `blocks` on a little-endian target, where they are the serialized words.
-fn le_bytes<B: crate::raw::ZeroInit>(blocks: &[B]) -> Option<&[u8]> {
+fn le_bytes<B: crate::block::ZeroInit>(blocks: &[B]) -> Option<&[u8]> {
     if cfg!(target_endian = "little") {
         // SAFETY: `ZeroInit` types are integers or `repr(C)` arrays of them without
         // padding bytes, so every byte of the slice is initialised; the view borrows
@@ -489,7 +507,7 @@ fn le_bytes<B: crate::raw::ZeroInit>(blocks: &[B]) -> Option<&[u8]> {
 
 /// The bytes of `blocks`, writable, on a little-endian target (where they are the
 /// serialized words): a payload read straight into them is the decoded filter.
-pub(crate) fn le_bytes_mut<B: crate::raw::ZeroInit>(blocks: &mut [B]) -> Option<&mut [u8]> {
+pub(crate) fn le_bytes_mut<B: crate::block::ZeroInit>(blocks: &mut [B]) -> Option<&mut [u8]> {
     if cfg!(target_endian = "little") {
         // SAFETY: `ZeroInit` types are integers or `repr(C)` arrays of them without
         // padding bytes, for which every byte pattern is a valid value, so writing any

@@ -23,30 +23,12 @@
 //! # Ok::<(), bloomforge_core::Error>(())
 //! ```
 
-use crate::layout::{Blocked512, Layout, Split256};
+use crate::layout::{Blocked512, Layout, LayoutId, Split256};
 use core::ops::Range;
 
 /// The most ranges a splitter cuts (a range per thread is the use; the splitter and every
 /// split hold 8 bytes per range).
 pub const MAX_RANGES: usize = 1 << 16;
-
-/// The filter layouts a splitter cuts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LayoutId {
-    /// [`Blocked512`]: 512-bit blocks.
-    Blocked,
-    /// [`Split256`]: 256-bit split blocks.
-    Split,
-}
-
-impl LayoutId {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            LayoutId::Blocked => "blocked",
-            LayoutId::Split => "split-block",
-        }
-    }
-}
 
 /// Cuts a blocked or split-block filter's blocks into contiguous ranges and tells which
 /// range a hash falls in (made by the filter's `range_splitter`, e.g.

@@ -3,6 +3,7 @@
 //! `filters.rs` add hashing and the API; everything `unsafe` lives here and in `arch`.
 
 use crate::arch::{dispatch_fn, Backend, Kernel};
+use crate::block::ZeroInit;
 use crate::layout::Layout;
 use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::{Error, Result};
@@ -22,24 +23,6 @@ pub(crate) fn check_hashes<L: Layout>(k: u32) -> Result<()> {
     }
     Ok(())
 }
-
-/// Types whose all-zero bit pattern is a valid (empty) value, and whose bytes can be
-/// viewed directly (`layout::le_bytes`).
-///
-/// # Safety
-/// Implementors must be plain integers or arrays / `repr(C)` structs of them without
-/// padding bytes, so that zeroed memory is a valid value and every byte is initialised.
-pub(crate) unsafe trait ZeroInit: Sized {}
-// SAFETY: an integer.
-unsafe impl ZeroInit for u64 {}
-// SAFETY: repr(C, align(64)) array of eight u64: 64 bytes, no padding.
-unsafe impl ZeroInit for crate::Block512 {}
-// SAFETY: repr(C, align(32)) array of eight u32: 32 bytes, no padding.
-unsafe impl ZeroInit for crate::Block256 {}
-const _: () = {
-    assert!(core::mem::size_of::<crate::Block512>() == 64);
-    assert!(core::mem::size_of::<crate::Block256>() == 32);
-};
 
 /// Allocates `n` zeroed values, as an error instead of an abort when that fails.
 ///

@@ -3,8 +3,8 @@
 
 use crate::error::{CountingError, CountingShape};
 use crate::layout::{
-    line_index, line_mask, prefetch, standard_positions, CounterLayout, CounterLine, MAX_HASHES,
-    PREFETCH_AHEAD,
+    line_index, line_mask, prefetch, standard_positions, AtomicCounterLine, CounterLayout,
+    CounterLine, MAX_HASHES, PREFETCH_AHEAD,
 };
 use crate::nibble::{
     atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
@@ -16,18 +16,7 @@ use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// Eight `AtomicU64`, laid out exactly as [`CounterLine`].
-#[repr(C, align(64))]
-pub(crate) struct AtomicCounterLine {
-    pub(crate) words: [AtomicU64; 8],
-}
-
-const _: () = {
-    assert!(core::mem::size_of::<AtomicCounterLine>() == core::mem::size_of::<CounterLine>());
-    assert!(core::mem::align_of::<AtomicCounterLine>() == core::mem::align_of::<CounterLine>());
-};
+use core::sync::atomic::Ordering::Relaxed;
 
 /// A [`CountingBloomFilter`] whose insert, remove and query take `&self`: safe from any
 /// number of threads (`Sync`), same layout and hashing, converts to and from the plain

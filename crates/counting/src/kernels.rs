@@ -11,7 +11,8 @@
 //! dispatch once per batch.
 
 use crate::layout::{
-    counter_slot, line_counter, line_index, prefetch, CounterLine, PREFETCH_AHEAD,
+    counter_slot, line_counter, line_index, prefetch, AtomicCounterLine, CounterLine,
+    PREFETCH_AHEAD,
 };
 use crate::nibble::{decrement, increment, nonzero};
 use bloomforge_core::arch::CpuFeatures;
@@ -819,7 +820,7 @@ macro_rules! dispatch_fn {
 /// Lines are indexed with bounds checks (an empty `lines` panics).
 #[inline(always)]
 unsafe fn atomic_contains_one<K: LineKernel>(
-    lines: &[crate::atomic::AtomicCounterLine],
+    lines: &[AtomicCounterLine],
     hash: u64,
     k: u32,
 ) -> bool {
@@ -831,7 +832,7 @@ unsafe fn atomic_contains_one<K: LineKernel>(
     unsafe { K::contains(&local, hash as u32, k) }
 }
 
-dispatch_fn! { d_atomic_contains_one<>(lines: &[crate::atomic::AtomicCounterLine], hash: u64, k: u32) -> bool => atomic_contains_one }
+dispatch_fn! { d_atomic_contains_one<>(lines: &[AtomicCounterLine], hash: u64, k: u32) -> bool => atomic_contains_one }
 dispatch_fn! { d_insert_one<>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool => insert_one }
 dispatch_fn! { d_remove_one<>(lines: &mut [CounterLine], hash: u64, k: u32) -> bool => remove_one }
 dispatch_fn! { d_contains_one<>(lines: &[CounterLine], hash: u64, k: u32) -> bool => contains_one }

@@ -53,6 +53,17 @@ pub struct CounterLine {
     pub words: [u64; 8],
 }
 
+/// Eight `AtomicU64`, laid out exactly as [`CounterLine`].
+#[repr(C, align(64))]
+pub(crate) struct AtomicCounterLine {
+    pub(crate) words: [core::sync::atomic::AtomicU64; 8],
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<AtomicCounterLine>() == core::mem::size_of::<CounterLine>());
+    assert!(core::mem::align_of::<AtomicCounterLine>() == core::mem::align_of::<CounterLine>());
+};
+
 impl CounterLine {
     /// The all-zero line.
     pub const ZERO: CounterLine = CounterLine { words: [0; 8] };

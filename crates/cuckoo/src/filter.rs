@@ -553,8 +553,9 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     ///
     /// # Safety
     /// The CPU supports kernel `K`: AVX2 for `Avx2Kernel` (core's dispatch picks it only for
-    /// a backend that passed `Backend::is_available()`), nothing for `ScalarKernel`. There is no other precondition: the buckets probed are below
-    /// `num_buckets` of this filter's table. `out` receives the first
+    /// a backend that passed `Backend::is_available()`), nothing for `ScalarKernel`. There
+    /// is no other precondition: the buckets probed are below `num_buckets` of this
+    /// filter's table. `out` receives the first
     /// `min(src.len(), out.len())` answers.
     #[inline(always)]
     unsafe fn contains_loop<K: MatchKernel, Src: HashSource>(&self, src: &Src, out: &mut [bool]) {
@@ -696,7 +697,11 @@ bloomforge_core::dispatch_kernels! {
         scalar: ScalarKernel,
     }
     /// The pipelined query loop with the kernel of `backend` (the filter's own).
-    fn d_contains_loop<F: Fingerprint, S: Sized, Src: HashSource>(filter: &CuckooFilter<F, S>, src: &Src, out: &mut [bool]) -> () => contains_loop
+    fn d_contains_loop<F: Fingerprint, S: Sized, Src: HashSource>(
+        filter: &CuckooFilter<F, S>,
+        src: &Src,
+        out: &mut [bool]
+    ) -> () => contains_loop
 }
 
 impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
@@ -761,8 +766,9 @@ impl<F: Fingerprint, S: BuildHasher> CuckooFilter<F, S> {
     /// # Errors
     /// [`CuckooError::Full`] from the first failing insert.
     pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
-        // Through the pipelined batch insert, a chunk at a time; a chunk that fails leaves
-        // the filter answers as before, and is then inserted key by key up to the key that fails.
+        // Through the pipelined batch insert, a chunk at a time. A chunk that fails leaves
+        // the filter answering as before; it is then inserted key by key up to the key
+        // that fails.
         bloomforge_core::batch::try_for_each_chunk(iter, |chunk| {
             if self.insert_batch(chunk).is_err() {
                 for key in chunk {

@@ -437,6 +437,66 @@ impl DLeftSizing {
     }
 }
 
+/// The filter's constructors that start a builder live with the builders (the filter
+/// module does not know them).
+impl DLeftCountingBloomFilter {
+    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
+    /// default shape and hasher: the same as
+    /// `Self::builder().expected_items(n).false_pos(p).build()` and
+    /// `Self::with_false_pos(p).expected_items(n)`.
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let a = DLeftCountingBloomFilter::new(10_000, 0.01)?;
+    /// let b = DLeftCountingBloomFilter::builder().expected_items(10_000).false_pos(0.01).build()?;
+    /// assert_eq!(a.memory_bits(), b.memory_bits());
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`DLeftFalsePosBuilder::expected_items`].
+    pub fn new(expected_items: u64, false_pos: f64) -> crate::Result<Self> {
+        Self::builder()
+            .expected_items(expected_items)
+            .false_pos(false_pos)
+            .build()
+    }
+
+    /// Starts a builder sized from a target false-positive rate; finish with
+    /// [`expected_items`](DLeftFalsePosBuilder::expected_items).
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let f = DLeftCountingBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?;
+    /// assert!(f.expected_false_pos_at(1_000_000) <= 0.01);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    pub fn with_false_pos(fp: f64) -> DLeftFalsePosBuilder {
+        DLeftFalsePosBuilder::new(fp)
+    }
+
+    /// Starts a builder: explicit parameters (defaults: 4 subtables of 1024 buckets, 8
+    /// cells per bucket, 12-bit remainders, 4-bit counters, seed 0), or
+    /// `.expected_items(n).false_pos(p)` to size it as [`new`](Self::new) does.
+    ///
+    /// ```
+    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
+    /// let f = DLeftCountingBloomFilter::builder()
+    ///     .subtables(4)
+    ///     .buckets_per_subtable(1 << 14)
+    ///     .cells_per_bucket(8)
+    ///     .remainder_bits(12)
+    ///     .counter_bits(2)
+    ///     .seed(7)
+    ///     .build()?;
+    /// assert_eq!(f.memory_bits(), 4 * (1 << 14) * 8 * 14);
+    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
+    /// ```
+    pub fn builder() -> DLeftBuilder {
+        DLeftBuilder::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
 //! The d-left counting Bloom filter.
 
 use crate::arch::{check_backend, scalar::Scalar, Backend, Kernel, Scan};
-use crate::builder::{DLeftBuilder, DLeftFalsePosBuilder};
 use crate::error::{DLeftError, Result};
 use crate::layout::{
     split_hash, unpermute, GeneralMap, Geometry, Locator, MapKind, Permutations, Pow2Map,
@@ -210,64 +209,6 @@ fn write_cell(table: &mut [u8], g: &Geometry, offset: usize, j: u32, cell: u32) 
     let cell_mask = (1u64 << g.cell_bits) - 1;
     let word = (u64::from_le_bytes(word) & !(cell_mask << shift)) | (u64::from(cell) << shift);
     bytes.copy_from_slice(&word.to_le_bytes());
-}
-
-impl DLeftCountingBloomFilter {
-    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-    /// default shape and hasher: the same as
-    /// `Self::builder().expected_items(n).false_pos(p).build()` and
-    /// `Self::with_false_pos(p).expected_items(n)`.
-    ///
-    /// ```
-    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
-    /// let a = DLeftCountingBloomFilter::new(10_000, 0.01)?;
-    /// let b = DLeftCountingBloomFilter::builder().expected_items(10_000).false_pos(0.01).build()?;
-    /// assert_eq!(a.memory_bits(), b.memory_bits());
-    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`DLeftFalsePosBuilder::expected_items`].
-    pub fn new(expected_items: u64, false_pos: f64) -> crate::Result<Self> {
-        Self::builder()
-            .expected_items(expected_items)
-            .false_pos(false_pos)
-            .build()
-    }
-
-    /// Starts a builder sized from a target false-positive rate; finish with
-    /// [`expected_items`](DLeftFalsePosBuilder::expected_items).
-    ///
-    /// ```
-    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
-    /// let f = DLeftCountingBloomFilter::with_false_pos(0.01).expected_items(1_000_000)?;
-    /// assert!(f.expected_false_pos_at(1_000_000) <= 0.01);
-    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
-    /// ```
-    pub fn with_false_pos(fp: f64) -> DLeftFalsePosBuilder {
-        DLeftFalsePosBuilder::new(fp)
-    }
-
-    /// Starts a builder: explicit parameters (defaults: 4 subtables of 1024 buckets, 8
-    /// cells per bucket, 12-bit remainders, 4-bit counters, seed 0), or
-    /// `.expected_items(n).false_pos(p)` to size it as [`new`](Self::new) does.
-    ///
-    /// ```
-    /// # use bloomforge_dleft::DLeftCountingBloomFilter;
-    /// let f = DLeftCountingBloomFilter::builder()
-    ///     .subtables(4)
-    ///     .buckets_per_subtable(1 << 14)
-    ///     .cells_per_bucket(8)
-    ///     .remainder_bits(12)
-    ///     .counter_bits(2)
-    ///     .seed(7)
-    ///     .build()?;
-    /// assert_eq!(f.memory_bits(), 4 * (1 << 14) * 8 * 14);
-    /// # Ok::<(), bloomforge_dleft::DLeftError>(())
-    /// ```
-    pub fn builder() -> DLeftBuilder {
-        DLeftBuilder::new()
-    }
 }
 
 impl<S> DLeftCountingBloomFilter<S> {
@@ -1850,8 +1791,8 @@ impl<S: BuildHasher> DLeftCountingBloomFilter<S> {
     /// # Errors
     /// [`DLeftError::BucketFull`] from the first failing insert.
     pub fn try_extend<T: Hash, I: IntoIterator<Item = T>>(&mut self, iter: I) -> Result<()> {
-        // Through the pipelined batch insert, a chunk at a time; a chunk that fails leaves
-        // the filter is as before, and is then inserted key by key up to the key that fails.
+        // Through the pipelined batch insert, a chunk at a time. A chunk that fails leaves
+        // the filter as it was; it is then inserted key by key up to the key that fails.
         bloomforge_core::batch::try_for_each_chunk(iter, |chunk| {
             if self.insert_batch(chunk).is_err() {
                 for key in chunk {

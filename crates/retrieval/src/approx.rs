@@ -180,8 +180,8 @@ pub trait Lattice {
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
     /// `Backend::Avx512.is_available_with` (the approximator calls this only where it
-    /// found all three). That is the whole contract: an implementation may not assume anything about
-    /// `line`'s length or `k`, and `line` is an ordinary shared borrow.
+    /// found all three). That is the whole contract: an implementation may not assume
+    /// anything about `line`'s length or `k`, and `line` is an ordinary shared borrow.
     #[inline(always)]
     unsafe fn meet_probes(line: &[Self::Value], word: u64, k: usize) -> Option<Self::Value> {
         let _ = (line, word, k);
@@ -197,8 +197,8 @@ pub trait Lattice {
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512BW and AVX-512VBMI; callers check with
     /// `Backend::Avx512.is_available_with` (the approximator calls this only where it
-    /// found all three). That is the whole contract: an implementation may not assume anything about
-    /// `line`'s length or `k`, and `line` is an ordinary mutable borrow.
+    /// found all three). That is the whole contract: an implementation may not assume
+    /// anything about `line`'s length or `k`, and `line` is an ordinary mutable borrow.
     #[inline(always)]
     unsafe fn join_probes(
         line: &mut [Self::Value],
