@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub enum Mode {
     /// Seconds: tiny sizes, one repetition (for tests).
     Tiny,
-    /// About two minutes on 2 cores: 1M keys, sweeps to 32 MiB.
+    /// About five minutes on 2 cores: 1M keys, sweeps to 32 MiB.
     Quick,
     /// A few minutes: 1M and 16M keys, sweeps to 256 MiB.
     Default,
@@ -247,7 +247,7 @@ scalable-standard, growable-bloom, stable.
     after_help = FILTERS
 )]
 struct Args {
-    /// About two minutes on 2 cores: 1M keys, size sweep to 32 MiB.
+    /// About five minutes on 2 cores: 1M keys, size sweep to 32 MiB.
     #[arg(long, group = "mode")]
     quick: bool,
     /// Long: 1M and 100M keys, size sweep to 1 GiB.
