@@ -457,7 +457,8 @@ fn unique_interrupted_while_spilled_removes_its_temp_files() {
     let input = d.file("v.u32", &bytes);
     let temp = d.0.path().join("tmp");
     std::fs::create_dir(&temp).unwrap();
-    let child = bin()
+    let mut cmd = bin();
+    let child = support::with_default_signals(&mut cmd)
         .args(["ints", "unique", "--format", "u32le", "--memory", "40M"])
         .arg("--temp-dir")
         .arg(&temp)

@@ -692,7 +692,8 @@ fn common_exact_interrupted_by_sigint_or_sigterm_removes_its_temp_files() {
     for signal in ["INT", "TERM"] {
         let temp = d.join(format!("tmp-{signal}"));
         std::fs::create_dir_all(&temp).unwrap();
-        let child = bin()
+        let mut cmd = bin();
+        let child = support::with_default_signals(&mut cmd)
             .args([os("common"), os("--exact"), os("--memory"), os("256K")])
             .arg("--temp-dir")
             .arg(&temp)

@@ -72,6 +72,30 @@ pub fn interrupt_mid_output(mut child: std::process::Child, temp: &Path, signal:
     assert!(left.is_empty(), "SIG{signal}: left {left:?}");
 }
 
+/// Makes `cmd`'s process start with SIGINT and SIGTERM at their default disposition, so
+/// a test that interrupts it works even where the test itself runs with them ignored (a
+/// background job of a non-interactive shell starts with SIGINT ignored, and the CLI keeps
+/// an ignored signal ignored, as `sort` does).
+#[cfg(unix)]
+pub fn with_default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // `signal`, which is async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        })
+    }
+}
+
+/// Elsewhere there is nothing to reset.
+#[cfg(not(unix))]
+pub fn with_default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    cmd
+}
+
 /// Sends `signal` (a name such as `INT` or `HUP`) to `child` with `kill -s`.
 pub fn send_signal(child: &std::process::Child, signal: &str) {
     let st = std::process::Command::new("sh")
