@@ -788,11 +788,7 @@ impl AtomicBitmap {
     /// # Errors
     /// `Core(Io)` if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-        let words: Vec<u64> = self
-            .words
-            .iter()
-            .map(|w| w.load(Ordering::Relaxed))
-            .collect();
+        let words = mem::snapshot(&self.words);
         let len = words.iter().map(|w| u64::from(w.count_ones())).sum();
         crate::encode_words(writer, FilterKind::Bitmap, self.universe, len, &words)
     }

@@ -66,6 +66,15 @@ pub(crate) fn plain_into_atomic(words: Vec<u64>) -> Box<[AtomicU64]> {
     unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, n)) }
 }
 
+/// A plain copy of atomic words, one relaxed load each (a snapshot, word by word, while
+/// inserts run): what the atomic bitmaps serialize.
+pub(crate) fn snapshot(words: &[AtomicU64]) -> Vec<u64> {
+    words
+        .iter()
+        .map(|w| w.load(core::sync::atomic::Ordering::Relaxed))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -677,11 +677,7 @@ impl AtomicTwoBitmap {
     /// # Errors
     /// `Core(Io)` if the writer fails.
     pub fn write_to<W: std::io::Write>(&self, writer: W) -> Result<()> {
-        let words: Vec<u64> = self
-            .words
-            .iter()
-            .map(|w| w.load(Ordering::Relaxed))
-            .collect();
+        let words = mem::snapshot(&self.words);
         let distinct = words
             .iter()
             .map(|&w| u64::from((w & LOW).count_ones() + (w & (LOW << 1)).count_ones()))
