@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-mod support;
+use crate::support;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-mod support;
+use crate::support;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-mod support;
+use crate::support;
 
 const ROW_GROUPS: usize = 4;
 const ROWS: usize = 500;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-mod support;
+use crate::support;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomforge"))

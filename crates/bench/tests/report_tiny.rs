@@ -41,7 +41,7 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-mod report_html;
+use crate::report_html;
 
 #[test]
 fn tiny_run_writes_parsable_report() {

@@ -1,7 +1,7 @@
 //! Concurrent inserts: threads inserting disjoint key sets, then joined, give exactly the
 //! sequential build, and every key is found.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::*;
 use common::SplitMix64;

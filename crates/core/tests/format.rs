@@ -1,7 +1,7 @@
 //! Serialization: round trips for every kind and hasher, and typed errors (never a panic)
 //! for truncated, corrupted and hostile input.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::format::{Header, HEADER_LEN};
 use bloomforge_core::*;

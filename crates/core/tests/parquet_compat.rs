@@ -1,6 +1,6 @@
 //! Byte-for-byte compatibility with `parquet::bloom_filter::Sbbf`.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::{parquet_hash, SplitBlockBloomFilter};
 use common::SplitMix64;

@@ -2,7 +2,7 @@
 //! backend bit-identical to the scalar oracle, batch calls identical to single calls, typed
 //! errors on bad input.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::*;
 use common::SplitMix64;

@@ -1,6 +1,6 @@
 //! The atomic filter under real concurrency: final states against the sequential result.
 
-mod common;
+use crate::common;
 
 use bloomforge_counting::{AtomicCountingBloomFilter, CounterLayout, CountingBloomFilter};
 use common::counters;

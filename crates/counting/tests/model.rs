@@ -1,6 +1,6 @@
 //! Model-based tests: the filters against an exact multiset (`HashMap<key, count>`).
 
-mod common;
+use crate::common;
 
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_counting::{

@@ -1,7 +1,7 @@
 //! Saturation: counters forced to 15 stay there, and removing keys never creates a false
 //! negative for keys still present.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_counting::{CounterLayout, CountingBloomFilter, COUNTER_MAX};

@@ -3,7 +3,7 @@
 //! so deleting one key can never take away another key's cell. Tiny remainders force
 //! thousands of fingerprint collisions; deletions run in adversarial orders.
 
-mod common;
+use crate::common;
 
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};
 use common::{build, keys};

@@ -1,7 +1,7 @@
 //! Error paths and edge cases on tiny tables: full buckets, saturated counters, absent
 //! keys, invalid parameters. Every failed operation must leave the filter unchanged.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_core::{Filter, KeyedHasher};

@@ -12,7 +12,7 @@
 //!
 //! [`realized_false_pos`]: bloomforge_dleft::DLeftCountingBloomFilter::realized_false_pos
 
-mod common;
+use crate::common;
 
 use bloomforge_core::KeyedHasher;
 use bloomforge_dleft::{theory, DLeftCountingBloomFilter};

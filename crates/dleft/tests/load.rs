@@ -11,7 +11,7 @@
 //! 2e-3 bias allowance plus 7 binomial standard deviations (a normal tail of ~1e-12 per
 //! level).
 
-mod common;
+use crate::common;
 
 use bloomforge_dleft::theory;
 use common::build;

@@ -8,7 +8,7 @@
 //! answer, every insert/remove result, `len`, `occupied_cells`, the table invariants
 //! (`validate`), and that a failed operation leaves the filter bit-for-bit unchanged.
 
-mod common;
+use crate::common;
 
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftError};

@@ -1,7 +1,7 @@
 //! The sizing table of the crate docs (lib.rs, "Storage and speed"), recomputed from the
 //! builder's own sizing: this test fails when the defaults or the sizing change and the
-//! table is not updated with them. `cargo test -p bloomforge-dleft --test sizing_table --
-//! --nocapture` prints the rows.
+//! table is not updated with them. `cargo test -p bloomforge-dleft --test integration
+//! sizing_table:: -- --nocapture` prints the rows.
 
 use bloomforge_dleft::{DLeftCountingBloomFilter, DLeftSizing, DEFAULT_COUNTER_BITS};
 

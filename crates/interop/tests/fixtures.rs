@@ -2,7 +2,7 @@
 //! (`tests/data`, made by `tools/interop/make-fixtures` with Guava 31.1 and Spark 4.3's
 //! `spark-sketch` jar; `tools/interop/roundtrip` checks the other direction live).
 
-mod common;
+use crate::common;
 
 use bloomforge_interop::{ForeignFilter, GuavaBloomFilter, SparkBloomFilter};
 use common::fixtures::{data_dir, read_keys, read_manifest};

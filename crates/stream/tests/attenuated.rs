@@ -1,7 +1,7 @@
 //! Attenuated Bloom filter: propagation, routing, a network simulation against BFS,
 //! serialization and errors.
 
-mod sim;
+use crate::sim;
 
 use bloomforge_stream::{AttenuatedBloomFilter, StreamError};
 use sim::{bfs, Net, Rng};

@@ -1,0 +1,18 @@
+//! The integration tests of `bloomforge-core`, built as one binary: one link and one copy of the
+//! generic code they instantiate, instead of one per file. Each module is one file of
+//! `tests/`; run one with `cargo test -p bloomforge-core --test integration <module>::`.
+
+mod common;
+
+mod backends;
+mod compat;
+mod concurrent;
+mod conventions;
+mod entry_points;
+mod format;
+mod fp;
+mod parquet_compat;
+mod properties;
+mod serde;
+mod theory_reference;
+mod view;

@@ -1,0 +1,6 @@
+//! The integration tests of `bloomforge-datafusion`, built as one binary: one link and one copy of the
+//! generic code they instantiate, instead of one per file. Each module is one file of
+//! `tests/`; run one with `cargo test -p bloomforge-datafusion --test integration <module>::`.
+
+mod parquet;
+mod sql;
