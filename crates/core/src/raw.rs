@@ -9,7 +9,7 @@ use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 
-use crate::batch::Ring;
+use crate::batch::{pipeline, pipeline_grouped};
 pub(crate) use crate::batch::{prefetch, HashSource, Hashes, Keys, PREFETCH_AHEAD};
 
 /// Validates `k` against the layout.
@@ -219,28 +219,21 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
     out: &mut [bool],
 ) {
     let n = src.len().min(out.len());
+    let out = &mut out[..n];
     let nb = blocks.len();
-    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
-    for i in 0..n.min(PREFETCH_AHEAD) {
-        let h = src.hash_at(i);
-        let b = L::block_index(h, nb);
-        prefetch(&blocks[b]);
-        ring.set(i, (b, h as u32));
-    }
-    for (i, answer) in out.iter_mut().enumerate().take(n) {
-        let slot = i % PREFETCH_AHEAD;
-        // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i < PREFETCH_AHEAD)
-        // or at iteration `i - PREFETCH_AHEAD` (i < n).
-        let (b, h32) = unsafe { ring.get(slot) };
-        if i + PREFETCH_AHEAD < n {
-            let h = src.hash_at(i + PREFETCH_AHEAD);
-            let nb_idx = L::block_index(h, nb);
-            prefetch(&blocks[nb_idx]);
-            ring.set(slot, (nb_idx, h as u32));
-        }
-        // SAFETY: forwarded contract.
-        *answer = unsafe { L::contains::<K>(&blocks[b], h32, k) };
-    }
+    pipeline::<_, PREFETCH_AHEAD>(
+        n,
+        |i| {
+            let h = src.hash_at(i);
+            let b = L::block_index(h, nb);
+            prefetch(&blocks[b]);
+            (b, h as u32)
+        },
+        |i, (b, h32)| {
+            // SAFETY: forwarded contract.
+            out[i] = unsafe { L::contains::<K>(&blocks[b], h32, k) };
+        },
+    );
 }
 
 /// Filter size from which blocked batch inserts take the grouped pipeline.
@@ -268,17 +261,16 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     src: &H,
 ) {
     let n = src.len();
-    // Item `i`'s block (relative to `first`), prefetched, and the hash's low half.
-    let ahead = |blocks: &[L::Block], i: usize| {
+    // Item `i`'s block (relative to `first`), prefetched, and the hash's low half. The
+    // prefetch forms the address without a bounds check (a prefetch never faults); the
+    // probe's `blocks[b]` checks it.
+    let base = blocks.as_ptr();
+    let ahead = |i: usize| {
         let h = src.hash_at(i);
         let b = L::block_index(h, total) - first;
-        prefetch(&blocks[b]);
+        prefetch(base.wrapping_add(b));
         (b, h as u32)
     };
-    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
-    for i in 0..n.min(PREFETCH_AHEAD) {
-        ring.set(i, ahead(blocks, i));
-    }
     // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
     // reuse their ring slots. Interleaving one prefetch per insert leaves each stalled
@@ -294,34 +286,14 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     let bytes = blocks
         .len()
         .saturating_mul(core::mem::size_of::<L::Block>());
-    if L::GROUPED_INSERT && K::GROUPED_BLOCKED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
-        let mut i = 0;
-        while i < n {
-            let end = (i + GROUP).min(n);
-            for j in i..end {
-                // SAFETY: slot `j % PREFETCH_AHEAD` was set before the loop (j <
-                // PREFETCH_AHEAD) or by the refill of item `j - PREFETCH_AHEAD`, in an
-                // earlier group (GROUP < PREFETCH_AHEAD; j < n).
-                let (b, h32) = unsafe { ring.get(j % PREFETCH_AHEAD) };
-                // SAFETY: forwarded contract.
-                unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
-            }
-            for j in i..end.min(n.saturating_sub(PREFETCH_AHEAD)) {
-                ring.set(j % PREFETCH_AHEAD, ahead(blocks, j + PREFETCH_AHEAD));
-            }
-            i = end;
-        }
-        return;
-    }
-    for i in 0..n {
-        let slot = i % PREFETCH_AHEAD;
-        // SAFETY: as in `contains_batch`.
-        let (b, h32) = unsafe { ring.get(slot) };
-        if i + PREFETCH_AHEAD < n {
-            ring.set(slot, ahead(blocks, i + PREFETCH_AHEAD));
-        }
+    let probe = |_: usize, (b, h32): (usize, u32)| {
         // SAFETY: forwarded contract.
         unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
+    };
+    if L::GROUPED_INSERT && K::GROUPED_BLOCKED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
+        pipeline_grouped::<_, PREFETCH_AHEAD, GROUP>(n, ahead, probe);
+    } else {
+        pipeline::<_, PREFETCH_AHEAD>(n, ahead, probe);
     }
 }
 
@@ -398,24 +370,19 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
     out: &mut [bool],
 ) {
     let n = src.len().min(out.len());
-    let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
-    for i in 0..n.min(PREFETCH_AHEAD) {
-        let h = src.hash_at(i);
-        prefetch(&blocks[L::block_index(h, blocks.len())]);
-        ring.set(i, h);
-    }
-    for (i, answer) in out.iter_mut().enumerate().take(n) {
-        let slot = i % PREFETCH_AHEAD;
-        // SAFETY: as in `contains_batch`.
-        let h = unsafe { ring.get(slot) };
-        if i + PREFETCH_AHEAD < n {
-            let next = src.hash_at(i + PREFETCH_AHEAD);
-            prefetch(&blocks[L::block_index(next, blocks.len())]);
-            ring.set(slot, next);
-        }
-        // SAFETY: forwarded contract.
-        *answer = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
-    }
+    let out = &mut out[..n];
+    pipeline::<_, PREFETCH_AHEAD>(
+        n,
+        |i| {
+            let h = src.hash_at(i);
+            prefetch(&blocks[L::block_index(h, blocks.len())]);
+            h
+        },
+        |i, h| {
+            // SAFETY: forwarded contract.
+            out[i] = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
+        },
+    );
 }
 
 /// Pipelined batch insert into atomic blocks (see [`contains_batch`]).
@@ -433,25 +400,18 @@ unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
     k: u32,
     src: &H,
 ) {
-    let n = src.len();
-    let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
-    for i in 0..n.min(PREFETCH_AHEAD) {
-        let h = src.hash_at(i);
-        prefetch(&blocks[L::block_index(h, blocks.len())]);
-        ring.set(i, h);
-    }
-    for i in 0..n {
-        let slot = i % PREFETCH_AHEAD;
-        // SAFETY: as in `contains_batch`.
-        let h = unsafe { ring.get(slot) };
-        if i + PREFETCH_AHEAD < n {
-            let next = src.hash_at(i + PREFETCH_AHEAD);
-            prefetch(&blocks[L::block_index(next, blocks.len())]);
-            ring.set(slot, next);
-        }
-        // SAFETY: forwarded contract.
-        unsafe { atomic_insert_one::<K, L>(blocks, h, k) };
-    }
+    pipeline::<_, PREFETCH_AHEAD>(
+        src.len(),
+        |i| {
+            let h = src.hash_at(i);
+            prefetch(&blocks[L::block_index(h, blocks.len())]);
+            h
+        },
+        |_, h| {
+            // SAFETY: forwarded contract.
+            unsafe { atomic_insert_one::<K, L>(blocks, h, k) };
+        },
+    );
 }
 
 dispatch_fn! { pub(crate) fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }

@@ -10,7 +10,7 @@ use crate::nibble::{
     atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
 };
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
-use bloomforge_core::batch::Ring;
+use bloomforge_core::batch::pipeline;
 use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Count, Filter, RemoveOutcome};
@@ -378,24 +378,15 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             return;
         }
         let nl = self.lines.len();
-        let mut ring = Ring::<u64, PREFETCH_AHEAD>::new();
-        for i in 0..len.min(PREFETCH_AHEAD) {
-            let h = hash_at(i);
-            prefetch(&self.lines[line_index(h, nl)]);
-            ring.set(i, h);
-        }
-        for i in 0..len {
-            let slot = i % PREFETCH_AHEAD;
-            // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i <
-            // PREFETCH_AHEAD) or at iteration `i - PREFETCH_AHEAD` (i < len).
-            let h = unsafe { ring.get(slot) };
-            if i + PREFETCH_AHEAD < len {
-                let next = hash_at(i + PREFETCH_AHEAD);
-                prefetch(&self.lines[line_index(next, nl)]);
-                ring.set(slot, next);
-            }
-            op(i, h);
-        }
+        pipeline::<_, PREFETCH_AHEAD>(
+            len,
+            |i| {
+                let h = hash_at(i);
+                prefetch(&self.lines[line_index(h, nl)]);
+                h
+            },
+            op,
+        );
     }
 
     /// Pipelined batch insert from this thread.

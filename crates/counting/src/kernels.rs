@@ -16,7 +16,6 @@ use crate::layout::{
 };
 use crate::nibble::{decrement, increment, nonzero};
 use bloomforge_core::arch::CpuFeatures;
-use bloomforge_core::batch::Ring;
 use bloomforge_core::Backend;
 
 #[cfg(target_arch = "x86_64")]
@@ -688,20 +687,7 @@ fn schedule<H: HashSource>(
         prefetch(base.wrapping_add(l));
         (l, h as u32)
     };
-    let mut ring = Ring::<(usize, u32), PREFETCH_AHEAD>::new();
-    for i in 0..n.min(PREFETCH_AHEAD) {
-        ring.set(i, ahead(i));
-    }
-    for i in 0..n {
-        let slot = i % PREFETCH_AHEAD;
-        // SAFETY: slot `i % PREFETCH_AHEAD` was set before the loop (i < PREFETCH_AHEAD)
-        // or at iteration `i - PREFETCH_AHEAD` (i < n).
-        let (l, h32) = unsafe { ring.get(slot) };
-        if i + PREFETCH_AHEAD < n {
-            ring.set(slot, ahead(i + PREFETCH_AHEAD));
-        }
-        op(i, l, h32);
-    }
+    bloomforge_core::batch::pipeline::<_, PREFETCH_AHEAD>(n, ahead, |i, (l, h32)| op(i, l, h32));
 }
 
 /// [`schedule`] over a mutable line array: `op(i, line, h32)`.

@@ -4,7 +4,7 @@
 use crate::error::{CuckooError, Result};
 use crate::math;
 use crate::table::{self, Fingerprint, Fp12, Kernel, PAD};
-use bloomforge_core::batch::{prefetch, HashSource, Hashes, Keys, Ring};
+use bloomforge_core::batch::{pipeline, prefetch, try_pipeline, HashSource, Hashes, Keys};
 use bloomforge_core::hash::fast_range64;
 use bloomforge_core::{Backend, DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
@@ -562,29 +562,20 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         let g = self.geometry();
         let base = self.table.as_ptr();
         let bs = self.bucket_size as usize;
-        let n = src.len();
-        let mut ring = Ring::<Probe, AHEAD>::new();
+        let n = src.len().min(out.len());
+        let out = &mut out[..n];
         let prep = |k: usize| {
             let p = g.probe::<F>(src.hash_at(k));
             prefetch(base.wrapping_add(g.start(p.i1)));
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
         };
-        for k in 0..n.min(AHEAD) {
-            ring.set(k, prep(k));
-        }
-        for (k, answer) in out.iter_mut().enumerate().take(n) {
-            // SAFETY: slot `k % AHEAD` was set before the loop (k < AHEAD) or at
-            // iteration `k - AHEAD` (k < n).
-            let p = unsafe { ring.get(k % AHEAD) };
-            if k + AHEAD < n {
-                ring.set(k % AHEAD, prep(k + AHEAD));
-            }
+        pipeline::<_, AHEAD>(n, prep, |k, p| {
             // SAFETY: both buckets are below `num_buckets`; the caller guarantees K's CPU
             // features.
             let hit = unsafe { K::matches::<F>(base, g.start(p.i1), g.start(p.i2), p.fp, bs) };
-            *answer = hit || self.stash_matches(&p);
-        }
+            out[k] = hit || self.stash_matches(&p);
+        });
     }
 
     fn contains_source<Src: HashSource>(&self, src: &Src, out: &mut [bool]) -> Result<()> {
@@ -619,8 +610,6 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
 
     fn insert_source<Src: HashSource>(&mut self, src: &Src) -> Result<()> {
         let g = self.geometry();
-        let n = src.len();
-        let mut ring = Ring::<Probe, AHEAD>::new();
         let base = self.table.as_ptr();
         let prep = |k: usize| {
             let p = g.probe::<F>(src.hash_at(k));
@@ -628,26 +617,17 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
         };
-        for k in 0..n.min(AHEAD) {
-            ring.set(k, prep(k));
-        }
-        for k in 0..n {
-            // SAFETY: slot `k % AHEAD` was set before the loop (k < AHEAD) or at
-            // iteration `k - AHEAD` (k < n).
-            let p = unsafe { ring.get(k % AHEAD) };
-            if k + AHEAD < n {
-                ring.set(k % AHEAD, prep(k + AHEAD));
+        try_pipeline::<_, _, AHEAD>(src.len(), prep, |k, p| {
+            if self.insert_probe(p).is_ok() {
+                return Ok(());
             }
-            if self.insert_probe(p).is_err() {
-                for back in (0..k).rev() {
-                    let p = g.probe::<F>(src.hash_at(back));
-                    self.remove_probe(p)
-                        .expect("a fingerprint inserted by this batch is still stored");
-                }
-                return Err(CuckooError::BatchFull { index: k });
+            for back in (0..k).rev() {
+                let p = g.probe::<F>(src.hash_at(back));
+                self.remove_probe(p)
+                    .expect("a fingerprint inserted by this batch is still stored");
             }
-        }
-        Ok(())
+            Err(CuckooError::BatchFull { index: k })
+        })
     }
 
     fn remove_probe(&mut self, p: Probe) -> Result<()> {

@@ -8,7 +8,7 @@ use crate::layout::{
 };
 use crate::theory;
 use bloomforge_core::arch::CpuFeatures;
-use bloomforge_core::batch::Ring;
+use bloomforge_core::batch::{prefetch, try_pipeline_with, Ring};
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
@@ -24,8 +24,8 @@ const AHEAD_NEAR: usize = 8;
 /// Keys located and prefetched ahead in tables from [`AHEAD_FAR_MIN_BYTES`] on.
 const AHEAD_FAR: usize = 64;
 
-// The batch loops index their ring of `AHEAD_FAR` slots with `k & (ahead - 1)` and read
-// only slots they wrote: both distances must be powers of two, the near one no larger.
+// The batch loops run core's pipeline with a ring of `AHEAD_FAR` slots at either distance:
+// both must be powers of two, the near one no larger.
 const _: () =
     assert!(AHEAD_NEAR.is_power_of_two() && AHEAD_FAR.is_power_of_two() && AHEAD_NEAR <= AHEAD_FAR);
 
@@ -1029,28 +1029,28 @@ impl<S> DLeftCountingBloomFilter<S> {
         unsafe { self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
-    /// Locates `hash` in place into slot `slot` of a batch loop's ring and prefetches its
-    /// `d` buckets.
+    /// Locates `hash` and prefetches its `d` buckets: what a batch loop prepares for a key
+    /// ahead.
     ///
     /// # Safety
     /// As for [`locate_k`](Self::locate_k): the CPU has the features of `K`, `M` is the
     /// filter's permutation family, `D` is 0 or `self.geo.d`, and
-    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL`. (`d > 8` or
-    /// `slot >= AHEAD_FAR` panics on a bounds check.)
+    /// `self.geo.buckets <= u32::MAX` if `K::LOCATE4_GENERAL`. (`d > 8` panics on a
+    /// bounds check.)
     #[inline(always)]
     unsafe fn locate_prefetch<K: Kernel, M: MapKind, const D: usize>(
         &self,
-        ring: &mut Ring<Located, AHEAD_FAR>,
-        slot: usize,
         hash: u64,
         d: usize,
-    ) {
-        let Located(b, r) = ring.set(slot, Located::EMPTY);
+    ) -> Located {
+        let mut located = Located::EMPTY;
+        let Located(b, r) = &mut located;
         // SAFETY: forwarded contract.
         unsafe { self.locate_k::<K, M, D>(hash, b, r) };
         for &p in &b[..d] {
-            prefetch_read(p);
+            prefetch(p);
         }
+        located
     }
 
     /// How many keys ahead the batch loops locate and prefetch: [`AHEAD_NEAR`] for tables
@@ -1088,35 +1088,31 @@ impl<S> DLeftCountingBloomFilter<S> {
         journal: &mut BatchJournal,
     ) -> Option<(usize, Outcome)> {
         let ahead = self.batch_ahead();
-        let mut ring = Ring::<Located, AHEAD_FAR>::new();
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
-        for (k, &h) in hashes.iter().enumerate().take(ahead) {
+        try_pipeline_with::<_, Located, _, AHEAD_FAR>(
+            self,
+            hashes.len(),
+            ahead,
             // SAFETY: forwarded contract.
-            unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k, h, d) };
-        }
-        for k in 0..hashes.len() {
-            // SAFETY: slot `k & (ahead - 1)` was set before the loop (k < ahead) or at
-            // iteration `k - ahead` (k < len); `ahead <= AHEAD_FAR` is a power of two.
-            let Located(buckets, rems) = unsafe { ring.get(k & (ahead - 1)) };
-            if let Some(&h) = hashes.get(k + ahead) {
-                // SAFETY: forwarded contract.
-                unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k & (ahead - 1), h, d) };
-            }
-            journal.key = k;
-            // SAFETY: located above; forwarded contract.
-            let outcome = unsafe {
-                if INSERT {
-                    self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
-                } else {
-                    self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
+            |f, k| unsafe { f.locate_prefetch::<K, M, D>(hashes[k], d) },
+            |f, k, Located(buckets, rems)| {
+                journal.key = k;
+                // SAFETY: located by `locate_prefetch`; forwarded contract.
+                let outcome = unsafe {
+                    if INSERT {
+                        f.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
+                    } else {
+                        f.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
+                    }
+                };
+                match outcome {
+                    Outcome::Full | Outcome::Absent | Outcome::NoMemory => Err((k, outcome)),
+                    _ => Ok(()),
                 }
-            };
-            if matches!(outcome, Outcome::Full | Outcome::Absent | Outcome::NoMemory) {
-                return Some((k, outcome));
-            }
-        }
-        None
+            },
+        )
+        .err()
     }
 
     /// [`update_batch_with`](Self::update_batch_with) inserting every hash.
@@ -1310,26 +1306,24 @@ impl<S> DLeftCountingBloomFilter<S> {
         // Locate keys ahead and prefetch their buckets, so that out of cache the misses
         // of many keys overlap.
         let ahead = self.batch_ahead();
-        let mut ring = Ring::<Located, AHEAD_FAR>::new();
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
-        for (k, &h) in hashes.iter().enumerate().take(ahead) {
+        let n = hashes.len().min(out.len());
+        let Ok(()) = try_pipeline_with::<_, Located, core::convert::Infallible, AHEAD_FAR>(
+            out,
+            n,
+            ahead,
             // SAFETY: forwarded contract.
-            unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k, h, d) };
-        }
-        for (k, out) in out.iter_mut().enumerate().take(hashes.len()) {
-            // SAFETY: as in `update_batch_with`.
-            let Located(buckets, rems) = unsafe { ring.get(k & (ahead - 1)) };
-            if let Some(&h) = hashes.get(k + ahead) {
-                // SAFETY: forwarded contract.
-                unsafe { self.locate_prefetch::<K, M, D>(&mut ring, k & (ahead - 1), h, d) };
-            }
-            let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
-            // SAFETY: as in `contains_with`.
-            *out = unsafe {
-                K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM)
-            };
-        }
+            |_, k| unsafe { self.locate_prefetch::<K, M, D>(hashes[k], d) },
+            |out, k, Located(buckets, rems)| {
+                let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
+                // SAFETY: as in `contains_with`.
+                out[k] = unsafe {
+                    K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM)
+                };
+                Ok(())
+            },
+        );
     }
 }
 
@@ -1358,19 +1352,6 @@ pub(crate) const AVX512_KERNEL_EXTRA: CpuFeatures = AVX2_KERNEL_EXTRA
 /// VBMI (`vpermb`) and BITALG (`vpopcntb`), each a CPUID bit of its own.
 fn kernel_is_avx512(backend: Backend) -> bool {
     backend == Backend::Avx512 && Backend::Avx512.is_available_with(AVX512_KERNEL_EXTRA)
-}
-
-/// Prefetches the cache line at `p` (a hint; any address is allowed).
-#[inline(always)]
-fn prefetch_read(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of
-    // the x86-64 baseline.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// The instance of the generic operations a filter runs: kernel, permutation family,
