@@ -9,7 +9,6 @@ use crate::ranges::{RangeSplit, RangeSplitter};
 use crate::{Error, Result};
 use core::hash::{BuildHasher, Hash};
 
-use crate::batch::{pipeline, pipeline_grouped};
 pub(crate) use crate::batch::{prefetch, HashSource, Hashes, Keys, PREFETCH_AHEAD};
 
 /// Validates `k` against the layout.
@@ -221,19 +220,17 @@ unsafe fn contains_batch<K: Kernel, L: Layout, H: HashSource>(
     let n = src.len().min(out.len());
     let out = &mut out[..n];
     let nb = blocks.len();
-    pipeline::<_, PREFETCH_AHEAD>(
-        n,
-        |i| {
-            let h = src.hash_at(i);
-            let b = L::block_index(h, nb);
-            prefetch(&blocks[b]);
-            (b, h as u32)
-        },
-        |i, (b, h32)| {
-            // SAFETY: forwarded contract.
-            out[i] = unsafe { L::contains::<K>(&blocks[b], h32, k) };
-        },
-    );
+    crate::batch_pipeline!(ahead: PREFETCH_AHEAD, len: n,
+    prepare |p| {
+        let h = src.hash_at(p);
+        let b = L::block_index(h, nb);
+        prefetch(&blocks[b]);
+        (b, h as u32)
+    },
+    probe |i, (b, h32)| {
+        // SAFETY: forwarded contract.
+        out[i] = unsafe { L::contains::<K>(&blocks[b], h32, k) };
+    });
 }
 
 /// Filter size from which blocked batch inserts take the grouped pipeline.
@@ -261,16 +258,15 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     src: &H,
 ) {
     let n = src.len();
-    // Item `i`'s block (relative to `first`), prefetched, and the hash's low half. The
-    // prefetch forms the address without a bounds check (a prefetch never faults); the
-    // probe's `blocks[b]` checks it.
-    let base = blocks.as_ptr();
-    let ahead = |i: usize| {
-        let h = src.hash_at(i);
-        let b = L::block_index(h, total) - first;
-        prefetch(base.wrapping_add(b));
-        (b, h as u32)
-    };
+    // Item `p`'s block (relative to `first`), prefetched, and the hash's low half.
+    macro_rules! prepare {
+        ($p:expr) => {{
+            let h = src.hash_at($p);
+            let b = L::block_index(h, total) - first;
+            prefetch(&blocks[b]);
+            (b, h as u32)
+        }};
+    }
     // Out of cache, the blocked layout's insert (~100 instructions, mostly the mask) runs
     // faster in groups: insert GROUP keys, then hash and prefetch the GROUP keys that will
     // reuse their ring slots. Interleaving one prefetch per insert leaves each stalled
@@ -286,14 +282,16 @@ unsafe fn insert_batch<K: Kernel, L: Layout, H: HashSource>(
     let bytes = blocks
         .len()
         .saturating_mul(core::mem::size_of::<L::Block>());
-    let probe = |_: usize, (b, h32): (usize, u32)| {
-        // SAFETY: forwarded contract.
-        unsafe { L::insert::<K>(&mut blocks[b], h32, k) };
-    };
     if L::GROUPED_INSERT && K::GROUPED_BLOCKED_INSERT && bytes >= GROUPED_INSERT_MIN_BYTES {
-        pipeline_grouped::<_, PREFETCH_AHEAD, GROUP>(n, ahead, probe);
+        crate::batch_pipeline!(grouped: GROUP, ahead: PREFETCH_AHEAD, len: n,
+            prepare |p| prepare!(p),
+            // SAFETY: forwarded contract.
+            probe |_i, (b, h32)| unsafe { L::insert::<K>(&mut blocks[b], h32, k) });
     } else {
-        pipeline::<_, PREFETCH_AHEAD>(n, ahead, probe);
+        crate::batch_pipeline!(ahead: PREFETCH_AHEAD, len: n,
+            prepare |p| prepare!(p),
+            // SAFETY: forwarded contract.
+            probe |_i, (b, h32)| unsafe { L::insert::<K>(&mut blocks[b], h32, k) });
     }
 }
 
@@ -371,18 +369,16 @@ unsafe fn atomic_contains_batch<K: Kernel, L: Layout, H: HashSource>(
 ) {
     let n = src.len().min(out.len());
     let out = &mut out[..n];
-    pipeline::<_, PREFETCH_AHEAD>(
-        n,
-        |i| {
-            let h = src.hash_at(i);
-            prefetch(&blocks[L::block_index(h, blocks.len())]);
-            h
-        },
-        |i, h| {
-            // SAFETY: forwarded contract.
-            out[i] = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
-        },
-    );
+    crate::batch_pipeline!(ahead: PREFETCH_AHEAD, len: n,
+    prepare |p| {
+        let h = src.hash_at(p);
+        prefetch(&blocks[L::block_index(h, blocks.len())]);
+        h
+    },
+    probe |i, h| {
+        // SAFETY: forwarded contract.
+        out[i] = unsafe { atomic_contains_one::<K, L>(blocks, h, k) };
+    });
 }
 
 /// Pipelined batch insert into atomic blocks (see [`contains_batch`]).
@@ -400,18 +396,16 @@ unsafe fn atomic_insert_batch<K: Kernel, L: Layout, H: HashSource>(
     k: u32,
     src: &H,
 ) {
-    pipeline::<_, PREFETCH_AHEAD>(
-        src.len(),
-        |i| {
-            let h = src.hash_at(i);
-            prefetch(&blocks[L::block_index(h, blocks.len())]);
-            h
-        },
-        |_, h| {
-            // SAFETY: forwarded contract.
-            unsafe { atomic_insert_one::<K, L>(blocks, h, k) };
-        },
-    );
+    crate::batch_pipeline!(ahead: PREFETCH_AHEAD, len: src.len(),
+    prepare |p| {
+        let h = src.hash_at(p);
+        prefetch(&blocks[L::block_index(h, blocks.len())]);
+        h
+    },
+    probe |_i, h| {
+        // SAFETY: forwarded contract.
+        unsafe { atomic_insert_one::<K, L>(blocks, h, k) };
+    });
 }
 
 dispatch_fn! { pub(crate) fn d_contains_one<L: Layout>(blocks: &[L::Block], hash: u64, k: u32) -> bool => contains_one }

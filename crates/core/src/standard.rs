@@ -283,22 +283,20 @@ fn pipelined(
     base: *const u64,
     m: u64,
     k: u32,
-    op: impl FnMut(usize, u64),
+    mut op: impl FnMut(usize, u64),
 ) {
     // One pipeline for both sizes, so `op` has one call site (two made LLVM outline it: a
     // call per key); the branch on `direct` is loop-invariant.
     let direct = m / 8 <= STANDARD_DIRECT_BYTES as u64;
-    crate::batch::pipeline::<_, STANDARD_AHEAD>(
-        n,
-        |i| {
-            let h = hash_at(i);
+    crate::batch_pipeline!(ahead: STANDARD_AHEAD, len: n,
+        prepare |p| {
+            let h = hash_at(p);
             if !direct {
                 prefetch_probes(base, m, k, h);
             }
             h
         },
-        op,
-    );
+        probe |i, h| op(i, h));
 }
 
 impl<S: BuildHasher> StandardBloomFilter<S> {

@@ -13,6 +13,5 @@ mod format;
 mod fp;
 mod parquet_compat;
 mod properties;
-mod serde;
 mod theory_reference;
 mod view;

@@ -10,7 +10,6 @@ use crate::nibble::{
     atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
 };
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
-use bloomforge_core::batch::pipeline;
 use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Count, Filter, RemoveOutcome};
@@ -378,15 +377,13 @@ impl<S: BuildHasher> AtomicCountingBloomFilter<S> {
             return;
         }
         let nl = self.lines.len();
-        pipeline::<_, PREFETCH_AHEAD>(
-            len,
-            |i| {
-                let h = hash_at(i);
+        bloomforge_core::batch_pipeline!(ahead: PREFETCH_AHEAD, len: len,
+            prepare |p| {
+                let h = hash_at(p);
                 prefetch(&self.lines[line_index(h, nl)]);
                 h
             },
-            op,
-        );
+            probe |i, h| op(i, h));
     }
 
     /// Pipelined batch insert from this thread.

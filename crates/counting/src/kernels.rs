@@ -678,16 +678,16 @@ fn schedule<H: HashSource>(
     src: &H,
     mut op: impl FnMut(usize, usize, u32),
 ) {
-    let n = src.len();
-    let ahead = |i: usize| {
-        let h = src.hash_at(i);
-        let l = line_index(h, num_lines);
-        // `wrapping_add` forms the address without asserting it is in bounds (it is:
-        // l < num_lines); a prefetch never faults anyway.
-        prefetch(base.wrapping_add(l));
-        (l, h as u32)
-    };
-    bloomforge_core::batch::pipeline::<_, PREFETCH_AHEAD>(n, ahead, |i, (l, h32)| op(i, l, h32));
+    bloomforge_core::batch_pipeline!(ahead: PREFETCH_AHEAD, len: src.len(),
+        prepare |p| {
+            let h = src.hash_at(p);
+            let l = line_index(h, num_lines);
+            // `wrapping_add` forms the address without asserting it is in bounds (it is:
+            // l < num_lines); a prefetch never faults anyway.
+            prefetch(base.wrapping_add(l));
+            (l, h as u32)
+        },
+        probe |i, (l, h32)| op(i, l, h32));
 }
 
 /// [`schedule`] over a mutable line array: `op(i, line, h32)`.

@@ -14,5 +14,4 @@ mod entry_points;
 mod errors;
 mod fp;
 mod model;
-mod persist;
 mod saturation;

@@ -4,7 +4,7 @@
 use crate::error::{CuckooError, Result};
 use crate::math;
 use crate::table::{self, Fingerprint, Fp12, Kernel, PAD};
-use bloomforge_core::batch::{pipeline, prefetch, try_pipeline, HashSource, Hashes, Keys};
+use bloomforge_core::batch::{prefetch, HashSource, Hashes, Keys};
 use bloomforge_core::hash::fast_range64;
 use bloomforge_core::{Backend, DefaultHasher, RemoveOutcome};
 use core::hash::{BuildHasher, Hash};
@@ -564,15 +564,16 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
         let bs = self.bucket_size as usize;
         let n = src.len().min(out.len());
         let out = &mut out[..n];
-        let prep = |k: usize| {
+        bloomforge_core::batch_pipeline!(ahead: AHEAD, len: n,
+        prepare |k| {
             let p = g.probe::<F>(src.hash_at(k));
             prefetch(base.wrapping_add(g.start(p.i1)));
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
-        };
-        pipeline::<_, AHEAD>(n, prep, |k, p| {
-            // SAFETY: both buckets are below `num_buckets`; the caller guarantees K's CPU
-            // features.
+        },
+        probe |k, p| {
+            // SAFETY: both buckets are below `num_buckets`; the caller guarantees K's
+            // CPU features.
             let hit = unsafe { K::matches::<F>(base, g.start(p.i1), g.start(p.i2), p.fp, bs) };
             out[k] = hit || self.stash_matches(&p);
         });
@@ -611,23 +612,24 @@ impl<F: Fingerprint, S> CuckooFilter<F, S> {
     fn insert_source<Src: HashSource>(&mut self, src: &Src) -> Result<()> {
         let g = self.geometry();
         let base = self.table.as_ptr();
-        let prep = |k: usize| {
+        bloomforge_core::batch_pipeline!(ahead: AHEAD, len: src.len(),
+        prepare |k| {
             let p = g.probe::<F>(src.hash_at(k));
             prefetch(base.wrapping_add(g.start(p.i1)));
             prefetch(base.wrapping_add(g.start(p.i2)));
             p
-        };
-        try_pipeline::<_, _, AHEAD>(src.len(), prep, |k, p| {
-            if self.insert_probe(p).is_ok() {
-                return Ok(());
+        },
+        probe |k, p| {
+            if self.insert_probe(p).is_err() {
+                for back in (0..k).rev() {
+                    let p = g.probe::<F>(src.hash_at(back));
+                    self.remove_probe(p)
+                        .expect("a fingerprint inserted by this batch is still stored");
+                }
+                return Err(CuckooError::BatchFull { index: k });
             }
-            for back in (0..k).rev() {
-                let p = g.probe::<F>(src.hash_at(back));
-                self.remove_probe(p)
-                    .expect("a fingerprint inserted by this batch is still stored");
-            }
-            Err(CuckooError::BatchFull { index: k })
-        })
+        });
+        Ok(())
     }
 
     fn remove_probe(&mut self, p: Probe) -> Result<()> {

@@ -8,7 +8,7 @@ use crate::layout::{
 };
 use crate::theory;
 use bloomforge_core::arch::CpuFeatures;
-use bloomforge_core::batch::{prefetch, try_pipeline_with, Ring};
+use bloomforge_core::batch::{prefetch, Ring};
 use bloomforge_core::hash::DefaultHasher;
 use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
@@ -1029,8 +1029,8 @@ impl<S> DLeftCountingBloomFilter<S> {
         unsafe { self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, &mut NoJournal) }
     }
 
-    /// Locates `hash` and prefetches its `d` buckets: what a batch loop prepares for a key
-    /// ahead.
+    /// Locates `hash` into `located` and prefetches its `d` buckets: what a batch loop
+    /// prepares for a key ahead.
     ///
     /// # Safety
     /// As for [`locate_k`](Self::locate_k): the CPU has the features of `K`, `M` is the
@@ -1040,17 +1040,16 @@ impl<S> DLeftCountingBloomFilter<S> {
     #[inline(always)]
     unsafe fn locate_prefetch<K: Kernel, M: MapKind, const D: usize>(
         &self,
+        located: &mut Located,
         hash: u64,
         d: usize,
-    ) -> Located {
-        let mut located = Located::EMPTY;
-        let Located(b, r) = &mut located;
+    ) {
+        let Located(b, r) = located;
         // SAFETY: forwarded contract.
         unsafe { self.locate_k::<K, M, D>(hash, b, r) };
         for &p in &b[..d] {
             prefetch(p);
         }
-        located
     }
 
     /// How many keys ahead the batch loops locate and prefetch: [`AHEAD_NEAR`] for tables
@@ -1090,29 +1089,28 @@ impl<S> DLeftCountingBloomFilter<S> {
         let ahead = self.batch_ahead();
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
-        try_pipeline_with::<_, Located, _, AHEAD_FAR>(
-            self,
-            hashes.len(),
-            ahead,
+        bloomforge_core::batch_pipeline!(ring: AHEAD_FAR, ahead: ahead, len: hashes.len(),
+        prepare |p| {
+            let mut located = Located::EMPTY;
             // SAFETY: forwarded contract.
-            |f, k| unsafe { f.locate_prefetch::<K, M, D>(hashes[k], d) },
-            |f, k, Located(buckets, rems)| {
-                journal.key = k;
-                // SAFETY: located by `locate_prefetch`; forwarded contract.
-                let outcome = unsafe {
-                    if INSERT {
-                        f.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
-                    } else {
-                        f.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
-                    }
-                };
-                match outcome {
-                    Outcome::Full | Outcome::Absent | Outcome::NoMemory => Err((k, outcome)),
-                    _ => Ok(()),
+            unsafe { self.locate_prefetch::<K, M, D>(&mut located, hashes[p], d) };
+            located
+        },
+        probe |k, Located(buckets, rems)| {
+            journal.key = k;
+            // SAFETY: located by `locate_prefetch`; forwarded contract.
+            let outcome = unsafe {
+                if INSERT {
+                    self.insert_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
+                } else {
+                    self.remove_located::<K, M, SHAPE, D>(&buckets, &rems, d, journal)
                 }
-            },
-        )
-        .err()
+            };
+            if matches!(outcome, Outcome::Full | Outcome::Absent | Outcome::NoMemory) {
+                return Some((k, outcome));
+            }
+        });
+        None
     }
 
     /// [`update_batch_with`](Self::update_batch_with) inserting every hash.
@@ -1309,21 +1307,20 @@ impl<S> DLeftCountingBloomFilter<S> {
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         let n = hashes.len().min(out.len());
-        let Ok(()) = try_pipeline_with::<_, Located, core::convert::Infallible, AHEAD_FAR>(
-            out,
-            n,
-            ahead,
+        bloomforge_core::batch_pipeline!(ring: AHEAD_FAR, ahead: ahead, len: n,
+        prepare |p| {
+            let mut located = Located::EMPTY;
             // SAFETY: forwarded contract.
-            |_, k| unsafe { self.locate_prefetch::<K, M, D>(hashes[k], d) },
-            |out, k, Located(buckets, rems)| {
-                let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
-                // SAFETY: as in `contains_with`.
-                out[k] = unsafe {
-                    K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM)
-                };
-                Ok(())
-            },
-        );
+            unsafe { self.locate_prefetch::<K, M, D>(&mut located, hashes[p], d) };
+            located
+        },
+        probe |k, Located(buckets, rems)| {
+            let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
+            // SAFETY: as in `contains_with`.
+            out[k] = unsafe {
+                K::any_match::<SHAPE>(&self.geo, &buckets, &rems, d, no_zero_rem, M::SAME_REM)
+            };
+        });
     }
 }
 

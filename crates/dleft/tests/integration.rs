@@ -13,6 +13,5 @@ mod errors;
 mod fp;
 mod load;
 mod model;
-mod persist;
 mod readme;
 mod sizing_table;
