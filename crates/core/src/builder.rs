@@ -231,3 +231,62 @@ impl<F: BuildFilter, S: BuildHasher> Builder<F, S> {
         .expected_items(self.items.unwrap_or(0))
     }
 }
+
+/// The constructors every filter with a [`Builder`] has: `new(n, p)`, `builder()`,
+/// `with_false_pos(p)` and the size constructor (`with_num_bits`, or `with_num_counters`
+/// for counters), generated for `$T` (with the default hasher) with the type's own sizing
+/// sentences. `$T` implements [`BuildFilter`].
+///
+/// ```ignore
+/// bloomforge_core::builder_constructors! {
+///     MyFilter,
+///     new: " and the blocked layout",
+///     false_pos: "The layout's own FP formula picks bits and probes.",
+///     with_num_bits: "`bits` bits (rounded up to whole blocks)",
+/// }
+/// ```
+#[macro_export]
+macro_rules! builder_constructors {
+    (
+        $T:ty,
+        new: $new_doc:literal,
+        false_pos: $fp_doc:literal,
+        $size_fn:ident: $size_doc:literal $(,)?
+    ) => {
+        impl $T {
+            #[doc = concat!(
+                "Sized for `expected_items` keys at false-positive rate `false_pos`, with the ",
+                "default hasher", $new_doc, ": the same as ",
+                "`Self::builder().expected_items(n).false_pos(p).build()`.\n\n",
+                "# Errors\nAs `Builder::build`."
+            )]
+            pub fn new(
+                expected_items: u64,
+                false_pos: f64,
+            ) -> ::core::result::Result<Self, <Self as $crate::builder::BuildFilter>::Error> {
+                Self::builder()
+                    .expected_items(expected_items)
+                    .false_pos(false_pos)
+                    .build()
+            }
+
+            /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
+            pub fn builder() -> $crate::builder::Builder<Self> {
+                $crate::builder::Builder::new()
+            }
+
+            #[doc = concat!(
+                "Starts a builder for target false-positive rate `fp`; finish with ",
+                "`.expected_items(n)`. ", $fp_doc
+            )]
+            pub fn with_false_pos(fp: f64) -> $crate::builder::FalsePosBuilder<Self> {
+                $crate::builder::FalsePosBuilder::new(fp)
+            }
+
+            #[doc = concat!("Starts a builder for ", $size_doc, "; finish with `.hashes(k)`.")]
+            pub fn $size_fn(size: u64) -> $crate::builder::NumBitsBuilder<Self> {
+                $crate::builder::NumBitsBuilder::new(size)
+            }
+        }
+    };
+}

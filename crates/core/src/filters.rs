@@ -4,7 +4,7 @@
 
 use crate::arch::{check_backend, Backend};
 use crate::block::{Block256, Block512};
-use crate::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
+use crate::builder::BuildFilter;
 use crate::error::FilterShape;
 use crate::format::PersistentHasher;
 use crate::hash::{hash_one, hasher_fingerprint, DefaultHasher};
@@ -95,35 +95,11 @@ macro_rules! block_filters {
             hasher: S,
         }
 
-        impl $Plain {
-            /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-            /// default hasher: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
-            ///
-            /// # Errors
-            /// As [`Builder::build`](crate::builder::Builder::build).
-            pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-                Self::builder()
-                    .expected_items(expected_items)
-                    .false_pos(false_pos)
-                    .build()
-            }
-
-            /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-            pub fn builder() -> Builder<Self> {
-                Builder::new()
-            }
-
-            /// Starts a builder for target false-positive rate `fp`; finish with
-            /// `.expected_items(n)`. The layout's own FP formula picks bits and probes.
-            pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-                FalsePosBuilder::new(fp)
-            }
-
-            /// Starts a builder for `bits` bits (rounded up to whole blocks); finish with
-            /// `.hashes(k)`.
-            pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
-                NumBitsBuilder::new(bits)
-            }
+        $crate::builder_constructors! {
+            $Plain,
+            new: "",
+            false_pos: "The layout's own FP formula picks bits and probes.",
+            with_num_bits: "`bits` bits (rounded up to whole blocks)",
         }
 
         impl<S> BuildFilter for $Plain<S> {
@@ -663,34 +639,11 @@ macro_rules! block_filters {
             hasher: S,
         }
 
-        impl $Atomic {
-            /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-            /// default hasher: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
-            ///
-            /// # Errors
-            /// As [`Builder::build`](crate::builder::Builder::build).
-            pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-                Self::builder()
-                    .expected_items(expected_items)
-                    .false_pos(false_pos)
-                    .build()
-            }
-
-            /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-            pub fn builder() -> Builder<Self> {
-                Builder::new()
-            }
-
-            /// Starts a builder for target false-positive rate `fp` (same sizing as the
-            /// plain filter).
-            pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-                FalsePosBuilder::new(fp)
-            }
-
-            /// Starts a builder for `bits` bits; finish with `.hashes(k)`.
-            pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
-                NumBitsBuilder::new(bits)
-            }
+        $crate::builder_constructors! {
+            $Atomic,
+            new: "",
+            false_pos: "The same sizing as the plain filter's.",
+            with_num_bits: "`bits` bits (rounded up to whole blocks)",
         }
 
         impl<S> BuildFilter for $Atomic<S> {

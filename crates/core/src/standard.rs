@@ -1,6 +1,6 @@
 //! The textbook Bloom filter: `k` probes anywhere in an `m`-bit array.
 
-use crate::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
+use crate::builder::BuildFilter;
 use crate::error::FilterShape;
 use crate::format::{FilterKind, PersistentHasher};
 use crate::hash::{fast_range64, hash_one, hasher_fingerprint, mix64, DefaultHasher};
@@ -73,33 +73,11 @@ pub struct StandardBloomFilter<S = DefaultHasher> {
     hasher: S,
 }
 
-impl StandardBloomFilter {
-    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-    /// default hasher: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
-    ///
-    /// # Errors
-    /// As [`Builder::build`](crate::builder::Builder::build).
-    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-        Self::builder()
-            .expected_items(expected_items)
-            .false_pos(false_pos)
-            .build()
-    }
-
-    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-    pub fn builder() -> Builder<Self> {
-        Builder::new()
-    }
-
-    /// Starts a builder for false-positive rate `fp`: `m = -n ln p / (ln 2)^2`, best `k`.
-    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-        FalsePosBuilder::new(fp)
-    }
-
-    /// Starts a builder for exactly `bits` bits; finish with `.hashes(k)`.
-    pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
-        NumBitsBuilder::new(bits)
-    }
+crate::builder_constructors! {
+    StandardBloomFilter,
+    new: "",
+    false_pos: "`m = -n ln p / (ln 2)^2` bits and the best `k`.",
+    with_num_bits: "exactly `bits` bits",
 }
 
 fn check_standard(bits: u64, k: u32) -> Result<()> {
@@ -768,33 +746,13 @@ impl AtomicStandardBloomFilter {
     pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self> {
         StandardBloomFilter::read_from(reader).map(Self::from)
     }
+}
 
-    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-    /// default hasher: the same as `Self::builder().expected_items(n).false_pos(p).build()`.
-    ///
-    /// # Errors
-    /// As [`Builder::build`](crate::builder::Builder::build).
-    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-        Self::builder()
-            .expected_items(expected_items)
-            .false_pos(false_pos)
-            .build()
-    }
-
-    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-    pub fn builder() -> Builder<Self> {
-        Builder::new()
-    }
-
-    /// Starts a builder for false-positive rate `fp` (same sizing as the plain filter).
-    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-        FalsePosBuilder::new(fp)
-    }
-
-    /// Starts a builder for exactly `bits` bits; finish with `.hashes(k)`.
-    pub fn with_num_bits(bits: u64) -> NumBitsBuilder<Self> {
-        NumBitsBuilder::new(bits)
-    }
+crate::builder_constructors! {
+    AtomicStandardBloomFilter,
+    new: "",
+    false_pos: "The same sizing as the plain filter's.",
+    with_num_bits: "exactly `bits` bits",
 }
 
 impl<S> BuildFilter for AtomicStandardBloomFilter<S> {

@@ -10,7 +10,7 @@ use crate::nibble::{
     atomic_decrement_report, atomic_increment, get_at, min_of, nonzero, COUNTER_MAX,
 };
 use crate::plain::{check_batch_len, counter_statistics, split_position, CountingBloomFilter};
-use bloomforge_core::builder::{BuildFilter, Builder, FalsePosBuilder, NumBitsBuilder};
+use bloomforge_core::builder::BuildFilter;
 use bloomforge_core::hash::{hasher_fingerprint, DefaultHasher};
 use bloomforge_core::{Count, Filter, RemoveOutcome};
 use core::fmt;
@@ -104,37 +104,15 @@ impl AtomicCountingBloomFilter {
     pub fn read_from<R: std::io::Read>(reader: R) -> Result<Self, CountingError> {
         CountingBloomFilter::read_from(reader).map(Self::from)
     }
+}
 
-    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-    /// default hasher and the blocked layout: the same as
-    /// `Self::builder().expected_items(n).false_pos(p).build()`.
-    ///
-    /// # Errors
-    /// As [`Builder::build`](bloomforge_core::builder::Builder::build).
-    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-        Self::builder()
-            .expected_items(expected_items)
-            .false_pos(false_pos)
-            .build()
-    }
-
-    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-    pub fn builder() -> Builder<Self> {
-        Builder::new()
-    }
-
-    /// Starts a builder for a blocked-layout filter with target false-positive rate `fp`
-    /// (same sizing as [`CountingBloomFilter::with_false_pos`]). For the standard layout
-    /// convert a plain one: `AtomicCountingBloomFilter::from(plain)`.
-    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-        FalsePosBuilder::new(fp)
-    }
-
-    /// Starts a builder for a blocked-layout filter of `counters` counters; finish with
-    /// `.hashes(k)`.
-    pub fn with_num_counters(counters: u64) -> NumBitsBuilder<Self> {
-        NumBitsBuilder::new(counters)
-    }
+bloomforge_core::builder_constructors! {
+    AtomicCountingBloomFilter,
+    new: " and the blocked layout",
+    false_pos: "A blocked-layout filter, sized as \
+        [`CountingBloomFilter::with_false_pos`]; for the standard layout convert a plain \
+        one: `AtomicCountingBloomFilter::from(plain)`.",
+    with_num_counters: "a blocked-layout filter of `counters` counters",
 }
 
 impl<S> BuildFilter for AtomicCountingBloomFilter<S> {

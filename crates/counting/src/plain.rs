@@ -79,38 +79,16 @@ pub struct CountingBloomFilter<S = DefaultHasher> {
 #[derive(Clone, Copy, Debug)]
 pub struct StandardCounting;
 
+bloomforge_core::builder_constructors! {
+    CountingBloomFilter,
+    new: " and the blocked layout",
+    false_pos: "A blocked-layout filter, sized with the exact blocked theory for 128-counter \
+        lines ([`math::blocked_size`](crate::math::blocked_size)).",
+    with_num_counters: "a blocked-layout filter of `counters` counters (rounded up to whole \
+        lines of 128)",
+}
+
 impl CountingBloomFilter {
-    /// Sized for `expected_items` keys at false-positive rate `false_pos`, with the
-    /// default hasher and the blocked layout: the same as
-    /// `Self::builder().expected_items(n).false_pos(p).build()`.
-    ///
-    /// # Errors
-    /// As [`Builder::build`](bloomforge_core::builder::Builder::build).
-    pub fn new(expected_items: u64, false_pos: f64) -> Result<Self, <Self as BuildFilter>::Error> {
-        Self::builder()
-            .expected_items(expected_items)
-            .false_pos(false_pos)
-            .build()
-    }
-
-    /// The builder: `.expected_items(n).false_pos(p).seed(s).hasher(h).build()`.
-    pub fn builder() -> Builder<Self> {
-        Builder::new()
-    }
-
-    /// Starts a builder for a blocked-layout filter with target false-positive rate `fp`;
-    /// finish with `.expected_items(n)`. Sized with the exact blocked theory for
-    /// 128-counter lines ([`math::blocked_size`](crate::math::blocked_size)).
-    pub fn with_false_pos(fp: f64) -> FalsePosBuilder<Self> {
-        FalsePosBuilder::new(fp)
-    }
-
-    /// Starts a builder for a blocked-layout filter of `counters` counters (rounded up to
-    /// whole lines of 128); finish with `.hashes(k)`.
-    pub fn with_num_counters(counters: u64) -> NumBitsBuilder<Self> {
-        NumBitsBuilder::new(counters)
-    }
-
     /// The builder of a standard-layout filter (`k` counters anywhere in the table, the
     /// standard Bloom filter's `m` and `k`), with the same setters as
     /// [`builder`](Self::builder):
