@@ -209,6 +209,10 @@ pub fn prefetch<T>(ptr: *const T) {
 /// (the grouped and the interleaved schedule) ran at 395 ns a key against 13. Expanded in
 /// place, the loop is what a hand-written one is, and its ring indexing is written once.
 ///
+/// `prepare |p| init => |slot| fill` prepares in place: the ring slot is set to `init`, then
+/// `fill` completes it through `slot` (`&mut` to the slot; d-left locates a key's buckets
+/// into its 128-byte ring entry this way, without a copy).
+///
 /// `prepare` runs once per item in increasing order, `probe` once per item in increasing
 /// order, `prepare` of item `j` before `probe` of item `j`. `probe` may `return` from the
 /// enclosing function (or use `?`); `break` and `continue` act on the macro's loop.
@@ -247,12 +251,14 @@ pub fn prefetch<T>(ptr: *const T) {
 #[macro_export]
 macro_rules! batch_pipeline {
     (ahead: $d:expr, len: $len:expr,
-     prepare |$p:ident| $prep:expr, probe |$i:ident, $item:pat_param| $op:expr $(,)?) => {
+     prepare |$p:ident| $prep:expr $(=> |$slot:ident| $fill:expr)?,
+     probe |$i:ident, $item:pat_param| $op:expr $(,)?) => {
         $crate::batch_pipeline!(ring: $d, ahead: $d, len: $len,
-            prepare |$p| $prep, probe |$i, $item| $op)
+            prepare |$p| $prep $(=> |$slot| $fill)?, probe |$i, $item| $op)
     };
     (ring: $n:expr, ahead: $d:expr, len: $len:expr,
-     prepare |$p:ident| $prep:expr, probe |$i:ident, $item:pat_param| $op:expr $(,)?) => {{
+     prepare |$p:ident| $prep:expr $(=> |$slot:ident| $fill:expr)?,
+     probe |$i:ident, $item:pat_param| $op:expr $(,)?) => {{
         let len: usize = $len;
         let distance: usize = $d;
         assert!(
@@ -262,7 +268,8 @@ macro_rules! batch_pipeline {
         let mask = distance - 1;
         let mut ring = $crate::batch::Ring::<_, { $n }>::new();
         for $p in 0..len.min(distance) {
-            ring.set($p, $prep);
+            let _slot = ring.set($p, $prep);
+            $(let $slot = _slot; $fill;)?
         }
         for $i in 0..len {
             // SAFETY: slot `i & mask` (`i % distance`) was set before this loop
@@ -271,7 +278,8 @@ macro_rules! batch_pipeline {
             let item = unsafe { ring.get($i & mask) };
             if $i + distance < len {
                 let $p = $i + distance;
-                ring.set($i & mask, $prep);
+                let _slot = ring.set($i & mask, $prep);
+                $(let $slot = _slot; $fill;)?
             }
             let $item = item;
             $op;

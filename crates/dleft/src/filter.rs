@@ -1090,11 +1090,9 @@ impl<S> DLeftCountingBloomFilter<S> {
         // A constant when `D` is, so the per-key loops unroll.
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         bloomforge_core::batch_pipeline!(ring: AHEAD_FAR, ahead: ahead, len: hashes.len(),
-        prepare |p| {
-            let mut located = Located::EMPTY;
-            // SAFETY: forwarded contract.
-            unsafe { self.locate_prefetch::<K, M, D>(&mut located, hashes[p], d) };
-            located
+        // SAFETY: forwarded contract.
+        prepare |p| Located::EMPTY => |slot| unsafe {
+            self.locate_prefetch::<K, M, D>(slot, hashes[p], d)
         },
         probe |k, Located(buckets, rems)| {
             journal.key = k;
@@ -1308,11 +1306,9 @@ impl<S> DLeftCountingBloomFilter<S> {
         let d = if D == 0 { self.geo.d.min(8) } else { D };
         let n = hashes.len().min(out.len());
         bloomforge_core::batch_pipeline!(ring: AHEAD_FAR, ahead: ahead, len: n,
-        prepare |p| {
-            let mut located = Located::EMPTY;
-            // SAFETY: forwarded contract.
-            unsafe { self.locate_prefetch::<K, M, D>(&mut located, hashes[p], d) };
-            located
+        // SAFETY: forwarded contract.
+        prepare |p| Located::EMPTY => |slot| unsafe {
+            self.locate_prefetch::<K, M, D>(slot, hashes[p], d)
         },
         probe |k, Located(buckets, rems)| {
             let no_zero_rem = Self::no_zero_rem::<M>(&rems, d);
