@@ -2,7 +2,7 @@
 //! deletes.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{hash_key, Batch};
+use crate::keys::{batch_answers, batch_chunks, batch_map, hash_key, Batch};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_counting::{CountingBloomFilter as Rust, CountingError};
@@ -92,11 +92,8 @@ impl CountingBloomFilter {
     /// the GIL for arrays.
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| data.for_each_chunk(&hasher, |h| inner.insert_hash_batch(h)));
-        Ok(())
+        batch_chunks(py, keys, &hasher, |h| inner.insert_hash_batch(h))
     }
 
     /// Adds every key of an iterable (as `add_many`).
@@ -111,15 +108,9 @@ impl CountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            data.answers(&hasher, n, |h, o| {
-                self.inner.contains_hash_batch(h, o).expect("equal lengths");
-            })
-        });
-        Ok(out.into_pyarray(py))
+        batch_answers(py, keys, &hasher, |h, o| {
+            self.inner.contains_hash_batch(h, o).expect("equal lengths");
+        })
     }
 
     /// `numpy.ndarray[uint8]`: `count` of each key.
@@ -153,18 +144,8 @@ impl CountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| {
-                out.extend(h.iter().map(|&x| inner.remove_hash(x).is_ok()))
-            });
-            out
-        });
-        Ok(out.into_pyarray(py))
+        batch_map(py, keys, &hasher, |x| inner.remove_hash(x).is_ok())
     }
 
     /// Adds minus removes (exact).

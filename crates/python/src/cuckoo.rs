@@ -2,10 +2,10 @@
 //! which deletes and counts exactly.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{hash_key, Batch};
+use crate::keys::{batch_all, batch_answers, hash_key};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_cuckoo::{CuckooError, CuckooFilter as Rust};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -76,16 +76,8 @@ impl CuckooFilter {
     /// bytes, and `==` with a copy taken before, may differ).
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            let mut hashes = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| hashes.extend_from_slice(h));
-            inner.insert_hash_batch(&hashes)
-        })
-        .map_err(full)
+        batch_all(py, keys, &hasher, |hashes| inner.insert_hash_batch(hashes))?.map_err(full)
     }
 
     /// Adds every key of an iterable (as `add_many`).
@@ -100,15 +92,9 @@ impl CuckooFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            data.answers(&hasher, n, |h, o| {
-                self.inner.contains_hash_batch(h, o).expect("equal lengths");
-            })
-        });
-        Ok(out.into_pyarray(py))
+        batch_answers(py, keys, &hasher, |h, o| {
+            self.inner.contains_hash_batch(h, o).expect("equal lengths");
+        })
     }
 
     /// Keys in the filter (exact).

@@ -2,7 +2,7 @@
 //! which deletes and counts in about half the space of a counting Bloom filter.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{hash_key, Batch};
+use crate::keys::{batch_all, batch_answers, batch_map, hash_key, Batch};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_core::RemoveOutcome;
 use bloomforge_dleft::{DLeftCountingBloomFilter as Rust, DLeftError};
@@ -113,16 +113,8 @@ impl DLeftCountingBloomFilter {
     /// `ValueError` and the filter is as before the call.
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            let mut hashes = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| hashes.extend_from_slice(h));
-            inner.insert_hash_batch(&hashes)
-        })
-        .map_err(insert_err)
+        batch_all(py, keys, &hasher, |hashes| inner.insert_hash_batch(hashes))?.map_err(insert_err)
     }
 
     /// Adds every key of an iterable (as `add_many`).
@@ -137,15 +129,9 @@ impl DLeftCountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            data.answers(&hasher, n, |h, o| {
-                self.inner.contains_hash_batch(h, o).expect("equal lengths");
-            })
-        });
-        Ok(out.into_pyarray(py))
+        batch_answers(py, keys, &hasher, |h, o| {
+            self.inner.contains_hash_batch(h, o).expect("equal lengths");
+        })
     }
 
     /// `numpy.ndarray[uint8]`: `count` of each key.
@@ -177,18 +163,8 @@ impl DLeftCountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| {
-                out.extend(h.iter().map(|&x| inner.remove_hash(x).is_ok()))
-            });
-            out
-        });
-        Ok(out.into_pyarray(py))
+        batch_map(py, keys, &hasher, |x| inner.remove_hash(x).is_ok())
     }
 
     /// Adds minus removes (exact).

@@ -2,7 +2,7 @@
 //! difference between two peers.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{hash_key, Batch};
+use crate::keys::{batch_chunks, hash_key};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_retrieval::{Iblt as Rust, RetrievalError};
 use numpy::{IntoPyArray, PyArray1};
@@ -58,13 +58,10 @@ impl Iblt {
     /// Adds every key of `keys` (NumPy integer array, Arrow array, or iterable).
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            data.for_each_chunk(&hasher, |h| h.iter().for_each(|&x| inner.insert_hash(x)))
-        });
-        Ok(())
+        batch_chunks(py, keys, &hasher, |h| {
+            h.iter().for_each(|&x| inner.insert_hash(x))
+        })
     }
 
     /// Adds every key of an iterable (as `add_many`).

@@ -269,6 +269,94 @@ impl Data<'_> {
     }
 }
 
+/// The body of every `contains_many`-like method: `keys` read (under the GIL), then with
+/// the GIL released `f(hashes, out)` for each chunk of hashes, `out` that chunk's slice of
+/// the answers.
+///
+/// # Errors
+/// As [`Batch::read`] and [`Batch::data`].
+pub(crate) fn batch_answers<'py, S, T>(
+    py: Python<'py>,
+    keys: &Bound<'py, PyAny>,
+    hasher: &S,
+    f: impl FnMut(&[u64], &mut [T]) + Send,
+) -> PyResult<Bound<'py, numpy::PyArray1<T>>>
+where
+    S: BuildHasher + Sync,
+    T: numpy::Element + Clone + Default + Send,
+{
+    use numpy::IntoPyArray;
+    let batch = Batch::read(keys, hasher)?;
+    let n = batch.len();
+    let data = batch.data()?;
+    let out = py.detach(|| data.answers(hasher, n, f));
+    Ok(out.into_pyarray(py))
+}
+
+/// [`batch_answers`] with one answer per hash: `f(hash)`.
+///
+/// # Errors
+/// As [`Batch::read`] and [`Batch::data`].
+pub(crate) fn batch_map<'py, S, T>(
+    py: Python<'py>,
+    keys: &Bound<'py, PyAny>,
+    hasher: &S,
+    mut f: impl FnMut(u64) -> T + Send,
+) -> PyResult<Bound<'py, numpy::PyArray1<T>>>
+where
+    S: BuildHasher + Sync,
+    T: numpy::Element + Send,
+{
+    use numpy::IntoPyArray;
+    let batch = Batch::read(keys, hasher)?;
+    let n = batch.len();
+    let data = batch.data()?;
+    let out = py.detach(|| {
+        let mut out = Vec::with_capacity(n);
+        data.for_each_chunk(hasher, |h| out.extend(h.iter().map(|&x| f(x))));
+        out
+    });
+    Ok(out.into_pyarray(py))
+}
+
+/// The body of every `add_many` whose batch insert cannot fail: `keys` read (under the
+/// GIL), then with the GIL released `insert(hashes)` for each chunk of hashes.
+///
+/// # Errors
+/// As [`Batch::read`] and [`Batch::data`].
+pub(crate) fn batch_chunks<S: BuildHasher + Sync>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    hasher: &S,
+    insert: impl FnMut(&[u64]) + Send,
+) -> PyResult<()> {
+    let batch = Batch::read(keys, hasher)?;
+    let data = batch.data()?;
+    py.detach(|| data.for_each_chunk(hasher, insert));
+    Ok(())
+}
+
+/// The body of every all-or-nothing `add_many`: every hash of `keys` collected (with the
+/// GIL released), then `insert(all_hashes)`, whose result is returned.
+///
+/// # Errors
+/// As [`Batch::read`] and [`Batch::data`].
+pub(crate) fn batch_all<S: BuildHasher + Sync, R: Send>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    hasher: &S,
+    insert: impl FnOnce(&[u64]) -> R + Send,
+) -> PyResult<R> {
+    let batch = Batch::read(keys, hasher)?;
+    let n = batch.len();
+    let data = batch.data()?;
+    Ok(py.detach(|| {
+        let mut hashes = Vec::with_capacity(n);
+        data.for_each_chunk(hasher, |h| hashes.extend_from_slice(h));
+        insert(&hashes)
+    }))
+}
+
 /// Hashes one Arrow array of a type [`check_arrow`] accepted.
 fn arrow_chunks<S: BuildHasher>(a: &ArrayRef, hasher: &S, f: &mut impl FnMut(&[u64])) {
     match a.data_type() {

@@ -7,7 +7,7 @@
 //! Rust values: `&[u8]` or `u64`, or [`Key`], whose `Hash` is that of the value it holds.
 
 use crate::errors::{format_err, to_py, FormatError};
-use crate::keys::{hash_key, Batch, Data};
+use crate::keys::{batch_answers, hash_key, Batch, Data};
 use crate::shared::{read_file, reduce, write_file};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
@@ -310,15 +310,9 @@ macro_rules! membership_class {
                 keys: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, PyArray1<bool>>> {
                 let hasher = self.hasher();
-                let batch = Batch::read(keys, &hasher)?;
-                let n = batch.len();
-                let data = batch.data()?;
-                let out = py.detach(|| {
-                    data.answers(&hasher, n, |h, o| {
-                        each!(&self.inner, f => f.contains_hash_batch(h, o)).expect("equal lengths");
-                    })
-                });
-                Ok(out.into_pyarray(py))
+                batch_answers(py, keys, &hasher, |h, o| {
+                    each!(&self.inner, f => f.contains_hash_batch(h, o)).expect("equal lengths");
+                })
             }
 
             /// Distinct keys of the set (exact, but for keys whose 64-bit hashes

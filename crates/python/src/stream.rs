@@ -2,12 +2,12 @@
 //! filters for sets of unknown size and for unbounded streams.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{hash_key, Batch};
+use crate::keys::{batch_all, batch_answers, batch_chunks, batch_map, hash_key};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_stream::{
     ScalableBloomFilter as RustScalable, SliceLayout, StableBloomFilter as RustStable,
 };
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -101,17 +101,10 @@ impl ScalableBloomFilter {
     /// that failed; the keys before it stay added (a Bloom filter cannot delete).
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            let mut hashes = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| hashes.extend_from_slice(h));
-            inner.insert_hash_batch(&hashes)
-        })
-        .map(|_| ())
-        .map_err(to_py)
+        batch_all(py, keys, &hasher, |hashes| inner.insert_hash_batch(hashes))?
+            .map(|_| ())
+            .map_err(to_py)
     }
 
     /// Adds every key of an iterable (as `add_many`).
@@ -126,15 +119,9 @@ impl ScalableBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            data.answers(&hasher, n, |h, o| {
-                self.inner.contains_hash_batch(h, o).expect("equal lengths");
-            })
-        });
-        Ok(out.into_pyarray(py))
+        batch_answers(py, keys, &hasher, |h, o| {
+            self.inner.contains_hash_batch(h, o).expect("equal lengths");
+        })
     }
 
     /// An estimate of the distinct keys added: the adds that were not reported present
@@ -353,13 +340,10 @@ impl StableBloomFilter {
     /// iterable), without the GIL for arrays.
     fn add_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            data.for_each_chunk(&hasher, |h| h.iter().for_each(|&x| inner.insert_hash(x)))
-        });
-        Ok(())
+        batch_chunks(py, keys, &hasher, |h| {
+            h.iter().for_each(|&x| inner.insert_hash(x))
+        })
     }
 
     /// Adds every key of an iterable (as `add_many`).
@@ -375,18 +359,12 @@ impl StableBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
         let inner = &mut self.inner;
-        let out = py.detach(|| {
-            data.answers(&hasher, n, |h, o| {
-                inner
-                    .check_and_insert_hash_batch(h, o)
-                    .expect("equal lengths");
-            })
-        });
-        Ok(out.into_pyarray(py))
+        batch_answers(py, keys, &hasher, |h, o| {
+            inner
+                .check_and_insert_hash_batch(h, o)
+                .expect("equal lengths");
+        })
     }
 
     /// `numpy.ndarray[bool]`: whether each key may have been added recently.
@@ -396,17 +374,7 @@ impl StableBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| {
-                out.extend(h.iter().map(|&x| self.inner.contains_hash(x)))
-            });
-            out
-        });
-        Ok(out.into_pyarray(py))
+        batch_map(py, keys, &hasher, |x| self.inner.contains_hash(x))
     }
 
     /// An estimate of the distinct keys the filter still remembers (from the non-zero
