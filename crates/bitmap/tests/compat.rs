@@ -3,8 +3,8 @@
 //!
 //! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
 //! the tests and checks that today's code still writes exactly these bytes; run
-//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-bitmap --test integration compat::` only to add fixtures of a
-//! NEW format; never to overwrite these): format version 3.
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-bitmap --test integration compat::`
+//! only to add fixtures of a NEW format; never to overwrite these): format version 3.
 //! - `bitmap.bin`: `Bitmap::new(10_000)` holding `7 i mod 10_000` for `i` in `0..1000`
 //!   (universe not a multiple of 64, so the last word has padding);
 //! - `two-bitmap.bin`: `TwoBitmap::new(5_000)` with `3 i mod 5_000` inserted once for

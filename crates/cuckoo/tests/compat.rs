@@ -4,8 +4,8 @@
 //!
 //! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
 //! the tests and checks that today's code still writes exactly these bytes; run
-//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-cuckoo --test integration compat::` only to add fixtures of a
-//! NEW format; never to overwrite these): format version 3. Keys are
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-cuckoo --test integration compat::`
+//! only to add fixtures of a NEW format; never to overwrite these): format version 3. Keys are
 //! the strings `key-0`..`key-999`; `key-0`..`key-99` are removed again after inserting,
 //! so members are `key-100`..`key-999`, and the maybe lists cover `key-0`..`key-99` and
 //! `key-1000`..`key-2999`.

@@ -2,11 +2,11 @@
 //! deletes.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{batch_answers, batch_chunks, batch_map, hash_key, Batch};
+use crate::keys::{batch_answers, batch_chunks, batch_map, hash_key};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_core::{Count, RemoveOutcome};
 use bloomforge_counting::{CountingBloomFilter as Rust, CountingError};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -120,20 +120,9 @@ impl CountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<u8>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            data.for_each_chunk(&hasher, |h| {
-                out.extend(
-                    h.iter()
-                        .map(|&x| count_value(self.inner.count_hash(x)) as u8),
-                )
-            });
-            out
-        });
-        Ok(out.into_pyarray(py))
+        batch_map(py, keys, &hasher, |x| {
+            count_value(self.inner.count_hash(x)) as u8
+        })
     }
 
     /// Removes one occurrence of each key; `numpy.ndarray[bool]`: whether each was

@@ -2,11 +2,11 @@
 //! which deletes and counts in about half the space of a counting Bloom filter.
 
 use crate::errors::{format_err, to_py};
-use crate::keys::{batch_all, batch_answers, batch_map, hash_key, Batch};
+use crate::keys::{batch_all, batch_answers, batch_map, hash_key};
 use crate::shared::{read_file, reduce, write_file};
 use bloomforge_core::RemoveOutcome;
 use bloomforge_dleft::{DLeftCountingBloomFilter as Rust, DLeftError};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -141,18 +141,8 @@ impl DLeftCountingBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<u8>>> {
         let hasher = *self.inner.hasher();
-        let batch = Batch::read(keys, &hasher)?;
-        let n = batch.len();
-        let data = batch.data()?;
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            // Counters have at most 8 bits: every count fits a byte.
-            data.for_each_chunk(&hasher, |h| {
-                out.extend(h.iter().map(|&x| self.inner.count_hash(x).get() as u8))
-            });
-            out
-        });
-        Ok(out.into_pyarray(py))
+        // Counters have at most 8 bits: every count fits a byte.
+        batch_map(py, keys, &hasher, |x| self.inner.count_hash(x).get() as u8)
     }
 
     /// Removes one occurrence of each key; `numpy.ndarray[bool]`: whether each was

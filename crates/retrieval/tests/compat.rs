@@ -28,8 +28,8 @@
 //! takes any hasher, written by [`write_fixtures`] (its filters but the IBLT with
 //! derivation 1, their derivation-0 versions in `888a351/`; it runs with the tests and
 //! checks that today's code still writes exactly these bytes; run
-//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test integration compat::` only to
-//! add fixtures of a NEW format; never to overwrite these). Only what the first encoding
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-retrieval --test integration
+//! compat::` only to add fixtures of a NEW format; never to overwrite these). Only what the first encoding
 //! could not write: first-attempt builds of the default hasher differ from its fixtures
 //! only by the derivation (tested below).
 //! - `fuse8-retried`, `xor8-retried`, `bloomier-retried`: the same keys, seeds and widths

@@ -4,8 +4,8 @@
 //!
 //! The fixtures in `tests/data/compat/` were written by [`write_fixtures`] (it runs with
 //! the tests and checks that today's code still writes exactly these bytes; run
-//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-stream --test integration compat::` only to add fixtures of a
-//! NEW format; never to overwrite these): format version 3. Keys are
+//! `BLOOMFORGE_WRITE_FIXTURES=1 cargo test -p bloomforge-stream --test integration compat::`
+//! only to add fixtures of a NEW format; never to overwrite these): format version 3. Keys are
 //! the strings `key-i`.
 //! - `scalable.bin`: `ScalableBloomFilter::builder().expected_items(100).false_pos(0.01)
 //!   .seed(42)`, `key-0`..`key-999` inserted (several slices); `scalable-keyed.bin` the same
