@@ -245,9 +245,29 @@ pub fn prefetch<T>(ptr: *const T) {
 /// assert_eq!(a, b);
 /// ```
 ///
+/// `blocks: B` hashes `B` items at a time first (`hash |p|`, a tight loop whose hashes the
+/// CPU computes side by side), then probes them in order, calling `fetch |h|` (the
+/// prefetch of a hash's memory) `ahead` items ahead within the block; `ahead` may be any
+/// value, 0 for no prefetch (tables that answer from the cache). The retrieval structures
+/// (Bloomier, fuse, approximators) use it: their probes are a few loads, so the hashing
+/// is a large share of a key's time.
+///
+/// ```
+/// use bloomforge_core::batch_pipeline;
+/// let table = [10u64, 20, 30, 40];
+/// let keys = [3usize, 0, 2, 2, 1];
+/// let mut out = [0u64; 5];
+/// batch_pipeline!(blocks: 2, ahead: 1, len: keys.len(),
+///     hash |p| keys[p] as u64,
+///     // here a filter would prefetch the line of hash `h`
+///     fetch |h| assert!(h < 4),
+///     probe |i, h| out[i] = table[h as usize]);
+/// assert_eq!(out, [40, 10, 30, 30, 20]);
+/// ```
+///
 /// # Panics
 /// Unless the distance is a power of two no larger than the ring (a check the compiler
-/// removes for constant distances).
+/// removes for constant distances); with `blocks`, any distance is allowed.
 #[macro_export]
 macro_rules! batch_pipeline {
     (ahead: $d:expr, len: $len:expr,
@@ -283,6 +303,34 @@ macro_rules! batch_pipeline {
             }
             let $item = item;
             $op;
+        }
+    }};
+    (blocks: $b:expr, ahead: $d:expr, len: $len:expr,
+     hash |$p:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
+     probe |$i:ident, $item:ident| $op:expr $(,)?) => {{
+        let len: usize = $len;
+        let ahead: usize = $d;
+        let mut ring = $crate::batch::Ring::<u64, { $b }>::new();
+        let mut start = 0;
+        while start < len {
+            let n = ($b).min(len - start);
+            let block = ring.fill(n, |j| {
+                let $p = start + j;
+                $hash
+            });
+            for &$f in block.iter().take(ahead) {
+                $fetch;
+            }
+            for (j, &$item) in block.iter().enumerate() {
+                if ahead > 0 {
+                    if let Some(&$f) = block.get(j + ahead) {
+                        $fetch;
+                    }
+                }
+                let $i = start + j;
+                $op;
+            }
+            start += n;
         }
     }};
     (grouped: $g:expr, ahead: $d:expr, len: $len:expr,

@@ -4,7 +4,6 @@
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
-use bloomforge_core::batch::Ring;
 use bloomforge_core::builder::DEFAULT_FALSE_POS;
 use bloomforge_core::format::{self, u32_at, u64_at, FilterKind, PersistentHasher};
 use bloomforge_core::hash::{fast_range64, mix64, DefaultHasher};
@@ -929,21 +928,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// support AVX-512F, AVX-512BW and AVX-512VBMI; without it there is no precondition.
     #[inline(always)]
     unsafe fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
-        let mut hashes = Ring::<u64, BATCH>::new();
-        for block in pairs.chunks(BATCH) {
-            let hs = hashes.fill(block.len(), |i| self.hasher.hash_one(&block[i].0));
-            let ahead = self.batch_ahead();
-            for &h in hs.iter().take(ahead) {
-                self.prefetch(h);
-            }
-            for (i, (&h, (_, v))) in hs.iter().zip(block).enumerate() {
-                if let Some(&next) = hs.get(i + ahead) {
-                    self.prefetch(next);
-                }
-                // SAFETY: forwarded contract.
-                unsafe { self.insert_hash_inline::<VBMI>(h, *v) };
-            }
-        }
+        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(),
+            len: pairs.len(),
+            hash |p| self.hasher.hash_one(&pairs[p].0),
+            fetch |h| self.prefetch(h),
+            // SAFETY: forwarded contract.
+            probe |i, h| unsafe { self.insert_hash_inline::<VBMI>(h, pairs[i].1) });
     }
 
     /// [`get`](Self::get) of every key into `out`, prefetching as
@@ -1011,24 +1001,16 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// AVX-512F, AVX-512BW and AVX-512VBMI; without it there is no precondition.
     #[inline(always)]
     unsafe fn get_batch_loop<Q: Hash, const VBMI: bool>(&self, keys: &[Q], out: &mut [L::Value]) {
-        // The same loop as `insert_batch_loop`, not `peel::lookup_batch`: through that
+        // The pipeline expanded here, not through `peel::lookup_batch`: through that
         // helper's `answer` closure LLVM kept the lookup a call, and the line kernel a
         // second call (with a `vzeroupper`) a key.
-        let mut hashes = Ring::<u64, BATCH>::new();
-        let ahead = self.batch_ahead();
-        for (block, out) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            let hs = hashes.fill(block.len(), |i| self.hasher.hash_one(&block[i]));
-            for &h in hs.iter().take(ahead) {
-                self.prefetch(h);
-            }
-            for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
-                if let Some(&next) = hs.get(i + ahead) {
-                    self.prefetch(next);
-                }
-                // SAFETY: forwarded contract.
-                *o = unsafe { self.get_hash_inline::<VBMI>(h) };
-            }
-        }
+        let n = keys.len().min(out.len());
+        let out = &mut out[..n];
+        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(), len: n,
+            hash |p| self.hasher.hash_one(&keys[p]),
+            fetch |h| self.prefetch(h),
+            // SAFETY: forwarded contract.
+            probe |i, h| out[i] = unsafe { self.get_hash_inline::<VBMI>(h) });
     }
 
     /// Keys ahead whose cells the batch loops prefetch ([`AHEAD_BLOCKED`]).

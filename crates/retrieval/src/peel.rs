@@ -3,7 +3,7 @@
 
 use bloomforge_core::format::{u32_at, u64_at};
 
-use bloomforge_core::batch::{prefetch, Ring};
+use bloomforge_core::batch::prefetch;
 use bloomforge_core::hash::{fast_range64, mix64};
 use rayon::prelude::*;
 
@@ -268,24 +268,13 @@ pub(crate) fn lookup_batch<K, T>(
     answer: impl Fn(u64) -> T,
     ahead: usize,
 ) {
-    debug_assert_eq!(keys.len(), out.len());
-    // Left uninitialised (`Ring`): zeroing the 8 KB block cost more than a batch of a
-    // few keys takes.
-    let mut hashes = Ring::<u64, LOOKUP_BLOCK>::new();
-    for (block, out) in keys.chunks(LOOKUP_BLOCK).zip(out.chunks_mut(LOOKUP_BLOCK)) {
-        let hs = hashes.fill(block.len(), |i| hash(&block[i]));
-        for &h in hs.iter().take(ahead) {
-            fetch(h);
-        }
-        for (i, (&h, o)) in hs.iter().zip(out).enumerate() {
-            if ahead > 0 {
-                if let Some(&next) = hs.get(i + ahead) {
-                    fetch(next);
-                }
-            }
-            *o = answer(h);
-        }
-    }
+    let out = &mut out[..keys.len()];
+    // The block of hashes is a `Ring`, left uninitialised: zeroing the 8 KB block cost
+    // more than a batch of a few keys takes.
+    bloomforge_core::batch_pipeline!(blocks: LOOKUP_BLOCK, ahead: ahead, len: keys.len(),
+        hash |p| hash(&keys[p]),
+        fetch |h| fetch(h),
+        probe |i, h| out[i] = answer(h));
 }
 
 /// The prefetch of a static structure's three cells (`cell_addr` gives a cell's address).
