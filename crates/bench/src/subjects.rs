@@ -262,6 +262,87 @@ macro_rules! entry {
     };
 }
 
+/// The [`Subject`] impl of a filter with `insert(&key)`, `contains(&key)` and
+/// `num_hashes()` (ours and the peers'): `bits` and `predict` are closures of the filter
+/// (and of `n`); each flag adds methods (`batch`: `insert_batch` / `contains_batch`, `par`:
+/// `par_insert_batch`, `fp`: `expected_false_pos`), and items after a `;` are added as
+/// written.
+macro_rules! filter_subject {
+    ($Ty:ty, bits: $bits:expr, predict: $predict:expr $(, $flag:ident)* $(; $($item:tt)*)?) => {
+        impl<K: BenchKey> Subject<K> for $Ty {
+            fn insert_all(&mut self, keys: &[K]) {
+                for k in keys {
+                    self.insert(k);
+                }
+            }
+            #[inline]
+            fn contains_one(&self, key: &K) -> bool {
+                self.contains(key)
+            }
+            fn memory_bits(&self) -> u64 {
+                $crate::subjects::apply(self, $bits)
+            }
+            fn num_hashes(&self) -> Option<u32> {
+                Some(self.num_hashes())
+            }
+            fn predict(&self, n: u64) -> Prediction {
+                $crate::subjects::apply_n(self, n, $predict)
+            }
+            $($crate::subjects::filter_subject!(@$flag $Ty);)*
+            $($($item)*)?
+        }
+    };
+    (@batch $Ty:ty) => {
+        fn insert_batch(&mut self, keys: &[K]) -> bool {
+            <$Ty>::insert_batch(self, keys);
+            true
+        }
+        fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
+            <$Ty>::contains_batch(self, keys, out).is_ok()
+        }
+    };
+    (@par $Ty:ty) => {
+        fn par_insert(&mut self, keys: &[K]) -> bool {
+            self.par_insert_batch(keys);
+            true
+        }
+    };
+    (@fp $Ty:ty) => {
+        fn realised_fp(&self) -> Option<f64> {
+            Some(self.expected_false_pos())
+        }
+    };
+}
+pub(crate) use filter_subject;
+
+/// `g(t)`: gives [`filter_subject!`]'s `bits` closure its argument type, so that it can
+/// call the filter's methods.
+#[inline(always)]
+pub(crate) fn apply<T: ?Sized, R>(t: &T, g: impl FnOnce(&T) -> R) -> R {
+    g(t)
+}
+
+/// `g(t, n)`, as [`apply`] for the `predict` closure.
+#[inline(always)]
+pub(crate) fn apply_n<T: ?Sized, R>(t: &T, n: u64, g: impl FnOnce(&T, u64) -> R) -> R {
+    g(t, n)
+}
+
+/// Build functions (`fn build<K: BenchKey>(&Sizing, &[K]) -> Result<Box<dyn Subject<K>>,
+/// _>`, what [`entry!`](crate::entry) takes) that box the filter `$make` gives from the
+/// sizing (`$make` may use `?`).
+macro_rules! boxed_builders {
+    ($($name:ident(|$s:ident| $make:expr);)*) => {$(
+        pub(crate) fn $name<K: BenchKey>(
+            $s: &Sizing,
+            _: &[K],
+        ) -> Result<Box<dyn Subject<K>>, BenchError> {
+            Ok(Box::new($make))
+        }
+    )*};
+}
+pub(crate) use boxed_builders;
+
 pub(crate) fn build_err(filter: &'static str, e: impl std::fmt::Display) -> BenchError {
     BenchError::Build {
         filter,

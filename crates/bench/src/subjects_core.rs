@@ -2,7 +2,7 @@
 //! crates measured beside them (fastbloom, bloomfilter, sbbf-rs-safe, parquet, xorf's
 //! binary fuse filter, `HashSet`), registered in [`registry`](crate::registry::registry).
 
-use crate::subjects::{build_err, Sizing, Subject, Target};
+use crate::subjects::{boxed_builders, build_err, filter_subject, Sizing, Subject, Target};
 use crate::theory::{self, Prediction};
 use crate::workload::BenchKey;
 use crate::BenchError;
@@ -18,55 +18,14 @@ use std::collections::HashSet;
 // bloomforge-core
 // ---------------------------------------------------------------------------------------
 
-/// A core filter (plain or atomic: the same inherent method names) as a subject.
-macro_rules! block_subject {
-    ($Ty:ident, $predict:expr) => {
-        impl<K: BenchKey> Subject<K> for $Ty {
-            fn insert_all(&mut self, keys: &[K]) {
-                for k in keys {
-                    self.insert(k);
-                }
-            }
-            #[inline]
-            fn contains_one(&self, key: &K) -> bool {
-                self.contains(key)
-            }
-            fn memory_bits(&self) -> u64 {
-                self.num_bits()
-            }
-            fn num_hashes(&self) -> Option<u32> {
-                Some(self.num_hashes())
-            }
-            fn predict(&self, n: u64) -> Prediction {
-                #[allow(clippy::redundant_closure_call)]
-                ($predict)(self.num_bits(), n, self.num_hashes())
-            }
-            fn insert_batch(&mut self, keys: &[K]) -> bool {
-                $Ty::insert_batch(self, keys);
-                true
-            }
-            fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
-                $Ty::contains_batch(self, keys, out).is_ok()
-            }
-            fn par_insert(&mut self, keys: &[K]) -> bool {
-                self.par_insert_batch(keys);
-                true
-            }
-            fn realised_fp(&self) -> Option<f64> {
-                Some(bloomforge_core::Filter::<K>::expected_false_pos(self))
-            }
-        }
-    };
-}
-
-block_subject!(BlockedBloomFilter, theory::blocked512);
-block_subject!(AtomicBlockedBloomFilter, theory::blocked512);
-block_subject!(SplitBlockBloomFilter, |m, n, _k| {
-    theory::split_block(m, n)
-});
-block_subject!(AtomicSplitBlockBloomFilter, |m, n, _k| {
-    theory::split_block(m, n)
-});
+filter_subject!(BlockedBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::blocked512(f.num_bits(), n, f.num_hashes()), batch, par, fp);
+filter_subject!(AtomicBlockedBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::blocked512(f.num_bits(), n, f.num_hashes()), batch, par, fp);
+filter_subject!(SplitBlockBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::split_block(f.num_bits(), n), batch, par, fp);
+filter_subject!(AtomicSplitBlockBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::split_block(f.num_bits(), n), batch, par, fp);
 
 fn blocked_plain(s: &Sizing) -> Result<BlockedBloomFilter, BenchError> {
     match s.target {
@@ -108,105 +67,21 @@ fn standard_plain(s: &Sizing) -> Result<StandardBloomFilter, BenchError> {
     .map_err(|e| build_err("standard", e))
 }
 
-pub(crate) fn build_blocked<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(blocked_plain(s)?))
+boxed_builders! {
+    build_blocked(|s| blocked_plain(s)?);
+    build_blocked_atomic(|s| AtomicBlockedBloomFilter::from(blocked_plain(s)?));
+    build_split(|s| split_plain(s)?);
+    build_split_atomic(|s| AtomicSplitBlockBloomFilter::from(split_plain(s)?));
+    build_standard(|s| standard_plain(s)?);
+    build_standard_atomic(|s| AtomicStandardBloomFilter::from(standard_plain(s)?));
+    build_counting(|s| counting_plain(s)?);
+    build_counting_atomic(|s| AtomicCountingBloomFilter::from(counting_plain(s)?));
 }
 
-pub(crate) fn build_blocked_atomic<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(AtomicBlockedBloomFilter::from(blocked_plain(s)?)))
-}
-
-pub(crate) fn build_split<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(split_plain(s)?))
-}
-
-pub(crate) fn build_split_atomic<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(AtomicSplitBlockBloomFilter::from(split_plain(s)?)))
-}
-
-impl<K: BenchKey> Subject<K> for StandardBloomFilter {
-    fn insert_all(&mut self, keys: &[K]) {
-        for k in keys {
-            self.insert(k);
-        }
-    }
-    #[inline]
-    fn contains_one(&self, key: &K) -> bool {
-        self.contains(key)
-    }
-    fn memory_bits(&self) -> u64 {
-        self.num_bits()
-    }
-    fn num_hashes(&self) -> Option<u32> {
-        Some(self.num_hashes())
-    }
-    fn predict(&self, n: u64) -> Prediction {
-        theory::standard(self.num_bits(), n, self.num_hashes())
-    }
-    fn insert_batch(&mut self, keys: &[K]) -> bool {
-        StandardBloomFilter::insert_batch(self, keys);
-        true
-    }
-    fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
-        StandardBloomFilter::contains_batch(self, keys, out).is_ok()
-    }
-    fn realised_fp(&self) -> Option<f64> {
-        Some(self.expected_false_pos())
-    }
-}
-
-impl<K: BenchKey> Subject<K> for AtomicStandardBloomFilter {
-    fn insert_all(&mut self, keys: &[K]) {
-        for k in keys {
-            self.insert(k);
-        }
-    }
-    #[inline]
-    fn contains_one(&self, key: &K) -> bool {
-        self.contains(key)
-    }
-    fn memory_bits(&self) -> u64 {
-        self.num_bits()
-    }
-    fn num_hashes(&self) -> Option<u32> {
-        Some(self.num_hashes())
-    }
-    fn predict(&self, n: u64) -> Prediction {
-        theory::standard(self.num_bits(), n, self.num_hashes())
-    }
-    fn par_insert(&mut self, keys: &[K]) -> bool {
-        self.par_insert_batch(keys);
-        true
-    }
-}
-
-pub(crate) fn build_standard<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(standard_plain(s)?))
-}
-
-pub(crate) fn build_standard_atomic<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(AtomicStandardBloomFilter::from(standard_plain(
-        s,
-    )?)))
-}
+filter_subject!(StandardBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::standard(f.num_bits(), n, f.num_hashes()), batch, fp);
+filter_subject!(AtomicStandardBloomFilter, bits: |f| f.num_bits(),
+    predict: |f, n| theory::standard(f.num_bits(), n, f.num_hashes()), par);
 
 // ---------------------------------------------------------------------------------------
 // bloomforge-counting and bloomforge-dleft
@@ -222,50 +97,12 @@ fn counting_predict(layout: CounterLayout, m: u64, n: u64, k: u32) -> Prediction
     }
 }
 
-macro_rules! counting_subject {
-    ($Ty:ident, $($par:tt)*) => {
-        impl<K: BenchKey> Subject<K> for $Ty {
-            fn insert_all(&mut self, keys: &[K]) {
-                for k in keys {
-                    self.insert(k);
-                }
-            }
-            #[inline]
-            fn contains_one(&self, key: &K) -> bool {
-                self.contains(key)
-            }
-            fn memory_bits(&self) -> u64 {
-                self.memory_bits()
-            }
-            fn num_hashes(&self) -> Option<u32> {
-                Some(self.num_hashes())
-            }
-            fn predict(&self, n: u64) -> Prediction {
-                counting_predict(self.layout(), self.num_counters(), n, self.num_hashes())
-            }
-            fn insert_batch(&mut self, keys: &[K]) -> bool {
-                $Ty::insert_batch(self, keys);
-                true
-            }
-            fn contains_batch(&self, keys: &[K], out: &mut [bool]) -> bool {
-                $Ty::contains_batch(self, keys, out).is_ok()
-            }
-            fn realised_fp(&self) -> Option<f64> {
-                Some(self.expected_false_pos())
-            }
-            $($par)*
-        }
-    };
-}
-
-counting_subject!(CountingBloomFilter,);
-counting_subject!(
-    AtomicCountingBloomFilter,
-    fn par_insert(&mut self, keys: &[K]) -> bool {
-        self.par_insert_batch(keys);
-        true
-    }
-);
+filter_subject!(CountingBloomFilter, bits: |f| f.memory_bits(),
+    predict: |f, n| counting_predict(f.layout(), f.num_counters(), n, f.num_hashes()),
+    batch, fp);
+filter_subject!(AtomicCountingBloomFilter, bits: |f| f.memory_bits(),
+    predict: |f, n| counting_predict(f.layout(), f.num_counters(), n, f.num_hashes()),
+    batch, fp, par);
 
 fn counting_plain(s: &Sizing) -> Result<CountingBloomFilter, BenchError> {
     match s.target {
@@ -287,22 +124,6 @@ fn counting_plain(s: &Sizing) -> Result<CountingBloomFilter, BenchError> {
             .expected_items(s.n),
     }
     .map_err(|e| build_err("counting", e))
-}
-
-pub(crate) fn build_counting<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(counting_plain(s)?))
-}
-
-pub(crate) fn build_counting_atomic<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    Ok(Box::new(AtomicCountingBloomFilter::from(counting_plain(
-        s,
-    )?)))
 }
 
 /// A d-left counting filter and the number of inserts it refused (all candidate buckets
@@ -403,46 +224,10 @@ pub(crate) fn build_dleft<K: BenchKey>(
 // Peers
 // ---------------------------------------------------------------------------------------
 
-impl<K: BenchKey> Subject<K> for fastbloom::BloomFilter {
-    fn insert_all(&mut self, keys: &[K]) {
-        for k in keys {
-            self.insert(k);
-        }
-    }
-    #[inline]
-    fn contains_one(&self, key: &K) -> bool {
-        self.contains(key)
-    }
-    fn memory_bits(&self) -> u64 {
-        self.num_bits() as u64
-    }
-    fn num_hashes(&self) -> Option<u32> {
-        Some(self.num_hashes())
-    }
-    fn predict(&self, n: u64) -> Prediction {
-        theory::standard(self.num_bits() as u64, n, self.num_hashes())
-    }
-}
-
-impl<K: BenchKey> Subject<K> for fastbloom::AtomicBloomFilter {
-    fn insert_all(&mut self, keys: &[K]) {
-        for k in keys {
-            self.insert(k);
-        }
-    }
-    #[inline]
-    fn contains_one(&self, key: &K) -> bool {
-        self.contains(key)
-    }
-    fn memory_bits(&self) -> u64 {
-        self.num_bits() as u64
-    }
-    fn num_hashes(&self) -> Option<u32> {
-        Some(self.num_hashes())
-    }
-    fn predict(&self, n: u64) -> Prediction {
-        theory::standard(self.num_bits() as u64, n, self.num_hashes())
-    }
+filter_subject!(fastbloom::BloomFilter, bits: |f| f.num_bits() as u64,
+    predict: |f, n| theory::standard(f.num_bits() as u64, n, f.num_hashes()));
+filter_subject!(fastbloom::AtomicBloomFilter, bits: |f| f.num_bits() as u64,
+    predict: |f, n| theory::standard(f.num_bits() as u64, n, f.num_hashes());
     fn par_insert(&mut self, keys: &[K]) -> bool {
         use rayon::prelude::*;
         let this = &*self;
@@ -451,43 +236,32 @@ impl<K: BenchKey> Subject<K> for fastbloom::AtomicBloomFilter {
         });
         true
     }
-}
+);
 
-pub(crate) fn build_fastbloom<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    let seed = u128::from(s.seed);
-    Ok(Box::new(match s.target {
-        Target::BitsPerKey(c) => {
-            let m = s.bits(c);
-            fastbloom::BloomFilter::with_num_bits(m as usize)
-                .seed(&seed)
-                .hashes(theory::standard_best_k(m as f64 / s.n as f64))
+/// fastbloom's plain and atomic filters have the same builder.
+macro_rules! fastbloom_builder {
+    ($name:ident, $Ty:ty) => {
+        pub(crate) fn $name<K: BenchKey>(
+            s: &Sizing,
+            _: &[K],
+        ) -> Result<Box<dyn Subject<K>>, BenchError> {
+            let seed = u128::from(s.seed);
+            Ok(Box::new(match s.target {
+                Target::BitsPerKey(c) => {
+                    let m = s.bits(c);
+                    <$Ty>::with_num_bits(m as usize)
+                        .seed(&seed)
+                        .hashes(theory::standard_best_k(m as f64 / s.n as f64))
+                }
+                Target::FalsePos(p) => <$Ty>::with_false_pos(p)
+                    .seed(&seed)
+                    .expected_items(s.n as usize),
+            }))
         }
-        Target::FalsePos(p) => fastbloom::BloomFilter::with_false_pos(p)
-            .seed(&seed)
-            .expected_items(s.n as usize),
-    }))
+    };
 }
-
-pub(crate) fn build_fastbloom_atomic<K: BenchKey>(
-    s: &Sizing,
-    _: &[K],
-) -> Result<Box<dyn Subject<K>>, BenchError> {
-    let seed = u128::from(s.seed);
-    Ok(Box::new(match s.target {
-        Target::BitsPerKey(c) => {
-            let m = s.bits(c);
-            fastbloom::AtomicBloomFilter::with_num_bits(m as usize)
-                .seed(&seed)
-                .hashes(theory::standard_best_k(m as f64 / s.n as f64))
-        }
-        Target::FalsePos(p) => fastbloom::AtomicBloomFilter::with_false_pos(p)
-            .seed(&seed)
-            .expected_items(s.n as usize),
-    }))
-}
+fastbloom_builder!(build_fastbloom, fastbloom::BloomFilter);
+fastbloom_builder!(build_fastbloom_atomic, fastbloom::AtomicBloomFilter);
 
 impl<K: BenchKey> Subject<K> for bloomfilter::Bloom<K> {
     fn insert_all(&mut self, keys: &[K]) {
