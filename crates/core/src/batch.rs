@@ -245,24 +245,31 @@ pub fn prefetch<T>(ptr: *const T) {
 /// assert_eq!(a, b);
 /// ```
 ///
-/// `blocks: B` hashes `B` items at a time first (`hash |p|`, a tight loop whose hashes the
+/// `blocks: B` hashes `B` keys at a time first (`hash |k|`, a tight loop whose hashes the
 /// CPU computes side by side), then probes them in order, calling `fetch |h|` (the
-/// prefetch of a hash's memory) `ahead` items ahead within the block; `ahead` may be any
-/// value, 0 for no prefetch (tables that answer from the cache). The retrieval structures
-/// (Bloomier, fuse, approximators) use it: their probes are a few loads, so the hashing
-/// is a large share of a key's time.
+/// prefetch of a hash's memory) `ahead` keys ahead within the block; `ahead` may be any
+/// value, 0 for no prefetch (tables that answer from the cache). It walks the `keys`
+/// slice (and an `out` slice beside it, whose elements the probe gets as `&mut`) by
+/// chunks, so the loop indexes nothing. The retrieval structures (Bloomier, fuse,
+/// approximators) use it: their probes are a few loads, so the hashing is a large share of
+/// a key's time.
 ///
 /// ```
 /// use bloomforge_core::batch_pipeline;
 /// let table = [10u64, 20, 30, 40];
 /// let keys = [3usize, 0, 2, 2, 1];
 /// let mut out = [0u64; 5];
-/// batch_pipeline!(blocks: 2, ahead: 1, len: keys.len(),
-///     hash |p| keys[p] as u64,
+/// batch_pipeline!(blocks: 2, ahead: 1, keys: keys, out: out,
+///     hash |k| *k as u64,
 ///     // here a filter would prefetch the line of hash `h`
 ///     fetch |h| assert!(h < 4),
-///     probe |i, h| out[i] = table[h as usize]);
+///     probe |o, h| *o = table[h as usize]);
 /// assert_eq!(out, [40, 10, 30, 30, 20]);
+/// // Without `out`, the probe gets the key beside its hash.
+/// let mut sum = 0;
+/// batch_pipeline!(blocks: 2, ahead: 1, keys: keys, hash |k| *k as u64, fetch |_h| (),
+///     probe |k, h| sum += table[h as usize] * *k as u64);
+/// assert_eq!(sum, 120 + 0 + 60 + 60 + 20);
 /// ```
 ///
 /// # Panics
@@ -305,32 +312,50 @@ macro_rules! batch_pipeline {
             $op;
         }
     }};
-    (blocks: $b:expr, ahead: $d:expr, len: $len:expr,
-     hash |$p:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
-     probe |$i:ident, $item:ident| $op:expr $(,)?) => {{
-        let len: usize = $len;
+    (blocks: $b:expr, ahead: $d:expr, keys: $keys:expr, out: $out:expr,
+     hash |$k:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
+     probe |$o:ident, $item:ident| $op:expr $(,)?) => {{
         let ahead: usize = $d;
         let mut ring = $crate::batch::Ring::<u64, { $b }>::new();
-        let mut start = 0;
-        while start < len {
-            let n = ($b).min(len - start);
-            let block = ring.fill(n, |j| {
-                let $p = start + j;
+        for (chunk, outs) in $keys.chunks($b).zip($out.chunks_mut($b)) {
+            let block = ring.fill(chunk.len(), |j| {
+                let $k = &chunk[j];
                 $hash
             });
             for &$f in block.iter().take(ahead) {
                 $fetch;
             }
-            for (j, &$item) in block.iter().enumerate() {
+            for (j, (&$item, $o)) in block.iter().zip(outs).enumerate() {
                 if ahead > 0 {
                     if let Some(&$f) = block.get(j + ahead) {
                         $fetch;
                     }
                 }
-                let $i = start + j;
                 $op;
             }
-            start += n;
+        }
+    }};
+    (blocks: $b:expr, ahead: $d:expr, keys: $keys:expr,
+     hash |$k:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
+     probe |$key:ident, $item:ident| $op:expr $(,)?) => {{
+        let ahead: usize = $d;
+        let mut ring = $crate::batch::Ring::<u64, { $b }>::new();
+        for chunk in $keys.chunks($b) {
+            let block = ring.fill(chunk.len(), |j| {
+                let $k = &chunk[j];
+                $hash
+            });
+            for &$f in block.iter().take(ahead) {
+                $fetch;
+            }
+            for (j, (&$item, $key)) in block.iter().zip(chunk).enumerate() {
+                if ahead > 0 {
+                    if let Some(&$f) = block.get(j + ahead) {
+                        $fetch;
+                    }
+                }
+                $op;
+            }
         }
     }};
     (grouped: $g:expr, ahead: $d:expr, len: $len:expr,

@@ -928,12 +928,11 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
     /// support AVX-512F, AVX-512BW and AVX-512VBMI; without it there is no precondition.
     #[inline(always)]
     unsafe fn insert_batch_loop<Q: Hash, const VBMI: bool>(&mut self, pairs: &[(Q, L::Value)]) {
-        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(),
-            len: pairs.len(),
-            hash |p| self.hasher.hash_one(&pairs[p].0),
+        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(), keys: pairs,
+            hash |pair| self.hasher.hash_one(&pair.0),
             fetch |h| self.prefetch(h),
             // SAFETY: forwarded contract.
-            probe |i, h| unsafe { self.insert_hash_inline::<VBMI>(h, pairs[i].1) });
+            probe |pair, h| unsafe { self.insert_hash_inline::<VBMI>(h, pair.1) });
     }
 
     /// [`get`](Self::get) of every key into `out`, prefetching as
@@ -1004,13 +1003,12 @@ impl<L: Lattice, S: BuildHasher> CompactApproximator<L, S> {
         // The pipeline expanded here, not through `peel::lookup_batch`: through that
         // helper's `answer` closure LLVM kept the lookup a call, and the line kernel a
         // second call (with a `vzeroupper`) a key.
-        let n = keys.len().min(out.len());
-        let out = &mut out[..n];
-        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(), len: n,
-            hash |p| self.hasher.hash_one(&keys[p]),
+        bloomforge_core::batch_pipeline!(blocks: BATCH, ahead: self.batch_ahead(), keys: keys,
+            out: out,
+            hash |k| self.hasher.hash_one(k),
             fetch |h| self.prefetch(h),
             // SAFETY: forwarded contract.
-            probe |i, h| out[i] = unsafe { self.get_hash_inline::<VBMI>(h) });
+            probe |o, h| *o = unsafe { self.get_hash_inline::<VBMI>(h) });
     }
 
     /// Keys ahead whose cells the batch loops prefetch ([`AHEAD_BLOCKED`]).

@@ -268,13 +268,13 @@ pub(crate) fn lookup_batch<K, T>(
     answer: impl Fn(u64) -> T,
     ahead: usize,
 ) {
-    let out = &mut out[..keys.len()];
+    debug_assert_eq!(keys.len(), out.len());
     // The block of hashes is a `Ring`, left uninitialised: zeroing the 8 KB block cost
     // more than a batch of a few keys takes.
-    bloomforge_core::batch_pipeline!(blocks: LOOKUP_BLOCK, ahead: ahead, len: keys.len(),
-        hash |p| hash(&keys[p]),
+    bloomforge_core::batch_pipeline!(blocks: LOOKUP_BLOCK, ahead: ahead, keys: keys, out: out,
+        hash |k| hash(k),
         fetch |h| fetch(h),
-        probe |i, h| out[i] = answer(h));
+        probe |o, h| *o = answer(h));
 }
 
 /// The prefetch of a static structure's three cells (`cell_addr` gives a cell's address).
