@@ -314,33 +314,23 @@ macro_rules! batch_pipeline {
     }};
     (blocks: $b:expr, ahead: $d:expr, keys: $keys:expr, out: $out:expr,
      hash |$k:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
-     probe |$o:ident, $item:ident| $op:expr $(,)?) => {{
-        let ahead: usize = $d;
-        let mut ring = $crate::batch::Ring::<u64, { $b }>::new();
-        for (chunk, outs) in $keys.chunks($b).zip($out.chunks_mut($b)) {
-            let block = ring.fill(chunk.len(), |j| {
-                let $k = &chunk[j];
-                $hash
-            });
-            for &$f in block.iter().take(ahead) {
-                $fetch;
-            }
-            for (j, (&$item, $o)) in block.iter().zip(outs).enumerate() {
-                if ahead > 0 {
-                    if let Some(&$f) = block.get(j + ahead) {
-                        $fetch;
-                    }
-                }
-                $op;
-            }
-        }
-    }};
+     probe |$o:ident, $item:ident| $op:expr $(,)?) => {
+        $crate::batch_pipeline!(@blocks $b, $d, $keys.chunks($b).zip($out.chunks_mut($b)),
+            hash |$k| $hash, fetch |$f| $fetch, probe |$o, $item| $op)
+    };
     (blocks: $b:expr, ahead: $d:expr, keys: $keys:expr,
      hash |$k:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
-     probe |$key:ident, $item:ident| $op:expr $(,)?) => {{
+     probe |$key:ident, $item:ident| $op:expr $(,)?) => {
+        $crate::batch_pipeline!(@blocks $b, $d, $keys.chunks($b).map(|c| (c, c)),
+            hash |$k| $hash, fetch |$f| $fetch, probe |$key, $item| $op)
+    };
+    // The `blocks` schedule over `(chunk of keys, what the probe gets beside each hash)`.
+    (@blocks $b:expr, $d:expr, $pairs:expr,
+     hash |$k:ident| $hash:expr, fetch |$f:ident| $fetch:expr,
+     probe |$o:ident, $item:ident| $op:expr) => {{
         let ahead: usize = $d;
         let mut ring = $crate::batch::Ring::<u64, { $b }>::new();
-        for chunk in $keys.chunks($b) {
+        for (chunk, beside) in $pairs {
             let block = ring.fill(chunk.len(), |j| {
                 let $k = &chunk[j];
                 $hash
@@ -348,7 +338,7 @@ macro_rules! batch_pipeline {
             for &$f in block.iter().take(ahead) {
                 $fetch;
             }
-            for (j, (&$item, $key)) in block.iter().zip(chunk).enumerate() {
+            for (j, (&$item, $o)) in block.iter().zip(beside).enumerate() {
                 if ahead > 0 {
                     if let Some(&$f) = block.get(j + ahead) {
                         $fetch;
