@@ -13,5 +13,8 @@ mod format;
 mod fp;
 mod parquet_compat;
 mod properties;
+// The `serde` feature (the module is empty without it; tools/test-all turns it on).
+#[path = "serde.rs"]
+mod serde_feature;
 mod theory_reference;
 mod view;

@@ -14,4 +14,5 @@ mod entry_points;
 mod errors;
 mod fp;
 mod model;
+mod persist;
 mod saturation;

@@ -13,5 +13,6 @@ mod errors;
 mod fp;
 mod load;
 mod model;
+mod persist;
 mod readme;
 mod sizing_table;
