@@ -137,11 +137,11 @@ async fn run_plan(plan: &str, dir: &Path, rows: u64) -> Result<()> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, plan, dir, rows] = args.as_slice() {
-        if flag == "--child" {
-            let rows = rows.parse().unwrap_or(1);
-            return run_plan(plan, Path::new(dir), rows).await;
-        }
+    if let [_, flag, plan, dir, rows] = args.as_slice()
+        && flag == "--child"
+    {
+        let rows = rows.parse().unwrap_or(1);
+        return run_plan(plan, Path::new(dir), rows).await;
     }
     let rows: u64 = args
         .get(1)

@@ -380,12 +380,11 @@ impl OptimizerRule for BloomAggWindowCheck {
             if let LogicalPlan::Window(window) = node {
                 for expr in &window.window_expr {
                     expr.apply(|e| {
-                        if let Expr::WindowFunction(call) = e {
-                            if let WindowFunctionDefinition::AggregateUDF(udaf) = &call.fun {
-                                if udaf.inner().is::<BloomAgg>() {
-                                    Params::from_exprs(&call.params.args)?;
-                                }
-                            }
+                        if let Expr::WindowFunction(call) = e
+                            && let WindowFunctionDefinition::AggregateUDF(udaf) = &call.fun
+                            && udaf.inner().is::<BloomAgg>()
+                        {
+                            Params::from_exprs(&call.params.args)?;
                         }
                         Ok(TreeNodeRecursion::Continue)
                     })?;
